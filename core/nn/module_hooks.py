@@ -16,7 +16,9 @@ without one), returning ``None`` or new ones.
 ``register_full_backward_hook(hook)``: ``hook(module, grad_input,
 grad_output)`` when those of the tensor arguments are, returning ``None`` or
 new ones (``grad_input`` holds zeros for a tensor argument that needs none, and
-``None`` for the others).
+``None`` for the others). The backward hooks of a call are those registered
+when its ``forward`` ran, as in PyTorch: removing or adding one before
+``backward()`` changes the next call only.
 
 Each returns a handle whose ``remove()`` unregisters the hook; ``prepend=True``
 runs it before the hooks registered earlier. A module without hooks pays one
@@ -142,7 +144,10 @@ class _BackwardState:
 
     def __init__(self, module: Any, hooks: ModuleHooks) -> None:
         self.module = module
-        self.hooks = hooks
+        # The hooks as the forward call finds them, as PyTorch's: one removed or added
+        # between forward and backward changes the next call, not this one's backward.
+        self.backward_hooks = tuple(hooks.backward)
+        self.backward_pre_hooks = tuple(hooks.backward_pre)
         self.grad_output: tuple[Any, ...] | None = None
         self.inputs_watched = False
         self.input_count = 0
@@ -152,7 +157,7 @@ class _BackwardState:
         backward calls the full backward hooks with their gradients."""
         self.input_count = len(args)
         where = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-        if not where or not self.hooks.backward:
+        if not where or not self.backward_hooks:
             return args
         self.inputs_watched = True
         self.positions = where
@@ -197,14 +202,14 @@ class _BackwardState:
         for i, grad in zip(self.output_positions, grads):
             full[i] = grad
         grad_output = tuple(full)
-        for entry in tuple(self.hooks.backward_pre):
+        for entry in self.backward_pre_hooks:
             changed = entry.hook(self.module, grad_output)
             if changed is not None:
                 grad_output = _checked_grads("backward pre-hook", changed, self.output_count)
         self.grad_output = grad_output
-        if self.hooks.backward and not self.inputs_watched:
+        if self.backward_hooks and not self.inputs_watched:
             # No argument needs a gradient: the hooks are called now, with none.
-            for entry in tuple(self.hooks.backward):
+            for entry in self.backward_hooks:
                 entry.hook(self.module, (None,) * self.input_count, grad_output)
         return tuple(grad_output[i] for i in self.output_positions)
 
@@ -216,7 +221,7 @@ class _BackwardState:
         for i, shape, dtype, device in self.unwatched:
             full[i] = zeros(shape, dtype=dtype, device=device)
         grad_input = tuple(full)
-        for entry in tuple(self.hooks.backward):
+        for entry in self.backward_hooks:
             changed = entry.hook(self.module, grad_input, self.grad_output)
             if changed is not None:
                 grad_input = _checked_grads("full backward hook", changed, self.input_count)

@@ -264,3 +264,47 @@ def test_set_materialize_grads_false_gives_none_for_unused_outputs_as_pytorch() 
         a, _ = Two.apply(x)
         a.sum().backward()
     assert seen == [(False, True), (False, True)]
+
+
+def _hooked_between_forward_and_backward(lib: Any) -> tuple[list[str], list[Any]]:
+    """Backward hooks removed after forward, then added after forward: the calls and grads."""
+    log: list[str] = []
+
+    def note(what: str) -> Any:
+        return lambda *args: log.append(what)
+
+    def zeroing(module: Any, grad_input: Any, grad_output: Any) -> Any:
+        return (grad_input[0] * 0,)
+
+    grads = []
+    for when in ("removed", "added"):
+        module = lib.nn.Tanh()
+        kept = module.register_full_backward_hook(note("kept"))
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        if when == "removed":
+            handles = [
+                module.register_full_backward_hook(zeroing),
+                module.register_full_backward_pre_hook(note("pre")),
+            ]
+            y = module(x)
+            for handle in handles:
+                handle.remove()
+        else:
+            y = module(x)
+            module.register_full_backward_hook(zeroing)
+            module.register_full_backward_pre_hook(note("late pre"))
+        kept.remove()
+        y.sum().backward()
+        grads.append(_numbers(x.grad))
+    return log, grads
+
+
+def test_backward_hooks_are_the_ones_registered_when_forward_ran() -> None:
+    # A full backward (pre-)hook removed between forward and backward still ran in
+    # PyTorch but not here, and one added in between ran here only: other gradients.
+    (log, grads), (torch_log, torch_grads) = map(
+        _hooked_between_forward_and_backward, (plugrad, torch)
+    )
+    assert log == torch_log == ["pre", "kept", "kept"]
+    assert grads[0] == [0.0, 0.0]
+    np.testing.assert_allclose(grads, torch_grads, rtol=1e-6)
