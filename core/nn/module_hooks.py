@@ -18,7 +18,8 @@ grad_output)`` when those of the tensor arguments are, returning ``None`` or
 new ones (``grad_input`` holds zeros for a tensor argument that needs none, and
 ``None`` for the others). The backward hooks of a call are those registered
 when its ``forward`` ran, as in PyTorch: removing or adding one before
-``backward()`` changes the next call only.
+``backward()`` changes the next call only. They run for a module that returns
+a Tensor or a tuple or list of them (one returning a dict warns, as PyTorch's).
 
 Each returns a handle whose ``remove()`` unregisters the hook; ``prepend=True``
 runs it before the hooks registered earlier. A module without hooks pays one
@@ -181,6 +182,15 @@ class _BackwardState:
         single = isinstance(output, Tensor)
         items = (output,) if single else output
         if not isinstance(items, (tuple, list)):
+            # No gradients of the outputs to hand the hooks: they do not run, as PyTorch's.
+            self.backward_hooks = self.backward_pre_hooks = ()
+            warnings.warn(
+                f"{type(self.module).__name__} returned a {type(output).__name__}: its full "
+                "backward hooks run only for a module that returns a Tensor or a tuple or "
+                "list of them, and do not run for this call",
+                UserWarning,
+                stacklevel=4,
+            )
             return output
         where = [i for i, t in enumerate(items) if isinstance(t, Tensor) and t.requires_grad]
         if not where:
@@ -214,6 +224,8 @@ class _BackwardState:
         return tuple(grad_output[i] for i in self.output_positions)
 
     def inputs_backward(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+        if not self.backward_hooks:
+            return grads
         full: list[Any] = [None] * self.input_count
         for i, grad, (shape, dtype, device) in zip(self.positions, grads, self.watched_shapes):
             # An argument that needs a gradient and got none gets zeros, as PyTorch's.

@@ -308,3 +308,22 @@ def test_backward_hooks_are_the_ones_registered_when_forward_ran() -> None:
     assert log == torch_log == ["pre", "kept", "kept"]
     assert grads[0] == [0.0, 0.0]
     np.testing.assert_allclose(grads, torch_grads, rtol=1e-6)
+
+
+def test_backward_hooks_of_a_module_returning_a_dict_do_not_run_and_say_so() -> None:
+    # They ran with grad_output None (a hook reading grad_output[0] failed); PyTorch's warn
+    # and do not run.
+    for lib in (plugrad, torch):
+
+        class Named(lib.nn.Module):
+            def forward(self, x):
+                return {"y": x * 2}
+
+        module, calls = Named(), []
+        module.register_full_backward_hook(lambda m, gi, go, calls=calls: calls.append(go))
+        module.register_full_backward_pre_hook(lambda m, go, calls=calls: calls.append(go))
+        x = lib.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match="(?i)backward hooks"):
+            out = module(x)
+        out["y"].sum().backward()
+        assert calls == [] and x.grad.tolist() == [2.0, 2.0], lib.__name__
