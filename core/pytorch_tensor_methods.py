@@ -36,6 +36,7 @@ from .errors import (
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, takes_out
 from .memory_formats import strided as _strided
+from .plugins import _rules
 from .tensor import Tensor, install_function_methods, install_methods
 from .versions import mark_copy_of_view
 
@@ -362,7 +363,9 @@ def _flat_positions(function: str, shape: tuple[int, ...], key: tuple[Tensor, ..
     rest = shape[len(key) :]
     position: Tensor | None = None
     for index, size in zip(key, shape):
-        if bool(_ops.any((index >= size) | (index < -size))):
+        outside = _ops.any((index >= size) | (index < -size))
+        # (a check a compiled replay repeats, not a read of values that would end a capture)
+        if _rules.any_true(outside, f"{function}(): an index out of range", IndexOutOfRangeError):
             raise IndexOutOfRangeError(
                 f"{function}(): an index is out of range for an axis of length {size}"
             )

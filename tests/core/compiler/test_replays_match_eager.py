@@ -13,7 +13,7 @@ import pytest
 
 import plugrad
 from plugrad import nn, optim
-from plugrad.errors import InPlaceModificationError
+from plugrad.errors import IndexOutOfRangeError, InPlaceModificationError
 
 
 @pytest.mark.parametrize("source", ["the default generator", "a generator"])
@@ -1502,3 +1502,24 @@ def test_eager_code_in_other_threads_runs_as_usual_while_a_capture_is_under_way(
     finally:
         sys.setswitchinterval(interval)
     assert failures == []
+
+
+@pytest.mark.skipif(
+    plugrad.default_device().backend.name != "numpy",
+    reason="kernels that read index values in Python end a capture on some backends "
+    "(array-api-strict, documented); NumPy's (add.at) reads none",
+)
+def test_index_put_accumulating_is_captured_and_checks_its_indices_at_every_replay():
+    # Its bounds check read the indices (bool()): a graph break, every call eager
+    # (fullgraph=True raised) on NumPy, whose kernel (add.at) needs no values in Python.
+    def accumulate(x, i):
+        return x.clone().index_put_((i,), plugrad.ones(4), accumulate=True)
+
+    compiled = plugrad.compile(accumulate, fullgraph=True)
+    x = plugrad.ones((3, 4))
+    for index in ([0, 2, 2, 1], [1, 1, 1, -1], [2, 0, 0, 0]):
+        i = plugrad.tensor(index)
+        assert compiled(x, i).tolist() == accumulate(x, i).tolist()
+    with pytest.raises(IndexOutOfRangeError, match="out of range"):
+        compiled(x, plugrad.tensor([0, 3, 2, 1]))
+    assert compiled.captures == 1
