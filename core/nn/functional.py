@@ -49,6 +49,7 @@ from ..errors import (
 from ..grad_mode import _state as _grad_state
 from ..grad_mode import no_grad
 from ..inplace import apply_inplace, takes_out
+from ..plugins import _rules
 from ..random import Generator, rand
 from ..tensor import Tensor
 from .legacy_reduction import accepts_legacy_reduction, legacy_reduction
@@ -1145,8 +1146,11 @@ def binary_cross_entropy(
     _check_reduction("binary_cross_entropy", reduction)
     _same_shape("binary_cross_entropy", input, target)
     for name, value in (("input", input), ("target", target)):
-        # Written so that NaN fails it too, as in PyTorch (NaN < 0 and NaN > 1 are false).
-        if not bool(_ops.all(_ops.logical_and(value >= 0, value <= 1))):
+        # Written so that NaN fails it too, as in PyTorch (NaN < 0 and NaN > 1 are false);
+        # a check a compiled replay repeats, not a read of values that would end a capture.
+        outside = _ops.logical_not(_ops.all(_ops.logical_and(value >= 0, value <= 1)))
+        what = f"binary_cross_entropy(): an element of the {name} outside [0, 1] (or NaN)"
+        if _rules.any_true(outside, what, ValueError):
             raise ValueError(
                 f"binary_cross_entropy(): every element of the {name} must lie in [0, 1] "
                 "(NaN does not)"
@@ -3011,8 +3015,8 @@ def gaussian_nll_loss(
             )
     _broadcast_shape("gaussian_nll_loss", input, target, var)
     with no_grad():
-        negative = bool(_ops.any(var < 0))
-    if negative:
+        negative = _ops.any(var < 0)
+    if _rules.any_true(negative, "gaussian_nll_loss(): a negative variance", ValueError):
         raise ValueError("gaussian_nll_loss(): var has negative entries; variances must be >= 0")
     # NOTE: clamped in value only: the gradient reaches var as if unclamped, as in PyTorch.
     var = _ops.where(var < eps, (var - var.detach()) + eps, var)

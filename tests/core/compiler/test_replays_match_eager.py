@@ -1523,3 +1523,35 @@ def test_index_put_accumulating_is_captured_and_checks_its_indices_at_every_repl
     with pytest.raises(IndexOutOfRangeError, match="out of range"):
         compiled(x, plugrad.tensor([0, 3, 2, 1]))
     assert compiled.captures == 1
+
+
+def test_losses_checking_their_values_are_captured_and_check_every_replay():
+    # binary_cross_entropy's [0, 1] check and gaussian_nll_loss's variance check read the
+    # values (bool()): a graph break, every training step with them eager.
+    F = nn.functional
+    weights = [plugrad.ones(3, requires_grad=True) for _ in range(2)]
+
+    def step(x, t, w):
+        w.grad = None
+        probability = plugrad.sigmoid(x * w)
+        loss = F.binary_cross_entropy(probability, t) + F.gaussian_nll_loss(x, t, w * w + 0.1)
+        loss.backward()
+        return loss
+
+    compiled = plugrad.compile(step, fullgraph=True)
+    x = plugrad.tensor([0.5, -1.0, 2.0])
+    for t in ([0.0, 1.0, 1.0], [0.5, 0.25, 0.0], [1.0, 1.0, 1.0]):
+        t = plugrad.tensor(t)
+        assert compiled(x, t, weights[0]).tolist() == step(x, t, weights[1]).tolist()
+        assert weights[0].grad.tolist() == weights[1].grad.tolist()
+    for bad in ([0.0, 1.5, 1.0], [0.0, float("nan"), 1.0]):
+        with pytest.raises(ValueError, match=r"outside \[0, 1\]"):
+            compiled(x, plugrad.tensor(bad), weights[0])
+    assert compiled.captures == 1
+    nll = plugrad.compile(lambda x, var: F.gaussian_nll_loss(x, x * 2, var), fullgraph=True)
+    for var in ([1.0, 0.5, 2.0], [0.0, 0.5, 2.0]):
+        var = plugrad.tensor(var)
+        assert nll(x, var).tolist() == F.gaussian_nll_loss(x, x * 2, var).tolist()
+    with pytest.raises(ValueError, match="negative variance"):
+        nll(x, plugrad.tensor([1.0, -0.5, 2.0]))
+    assert nll.captures == 1
