@@ -1047,7 +1047,8 @@ class Module:
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
         unexpected_keys, error_msgs)`` before this module reads its entries; it may change
-        ``state_dict`` (rename the keys of an older checkpoint)."""
+        ``state_dict`` (rename the keys of an older checkpoint). As in PyTorch, a submodule's
+        hook gets the entries under its ``prefix`` only, as its parent's hooks left them."""
         return self._add_state_hook("load_state_dict_pre", hook)
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:

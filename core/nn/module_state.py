@@ -163,17 +163,24 @@ def load_state_dict(
     errors: list[str] = []
     incompatible = IncompatibleKeys(missing, unexpected)
 
-    def load(module: Any, prefix: str) -> None:
+    def load(module: Any, local: OrderedDict[str, Any], prefix: str) -> None:
+        # ``local``: the entries under ``prefix``, as the module's parent's hooks left them
+        # (a module's hooks see its own entries only, as PyTorch's).
         local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
         local_metadata["assign_to_params_buffers"] = assign
         for hook in module._state_hooks_of("load_state_dict_pre"):
-            hook(module, entries, prefix, local_metadata, strict, missing, unexpected, errors)
+            hook(module, local, prefix, local_metadata, strict, missing, unexpected, errors)
         module._load_from_state_dict(
-            entries, prefix, local_metadata, True, missing, unexpected, errors
+            local, prefix, local_metadata, True, missing, unexpected, errors
         )
         for name, child in module._modules.items():
             if child is not None:
-                load(child, f"{prefix}{name}.")
+                below = f"{prefix}{name}."
+                load(
+                    child,
+                    OrderedDict((k, v) for k, v in local.items() if k.startswith(below)),
+                    below,
+                )
         for hook in module._state_hooks_of("load_state_dict_post"):
             if hook(module, incompatible) is not None:
                 raise TypeError(
@@ -184,7 +191,7 @@ def load_state_dict(
     plan = LoadPlan(assign)
     outer, _active = _active, plan
     try:
-        load(root, "")
+        load(root, entries, "")
         problems = list(errors)
         if strict:
             problems[:0] = [f"missing key {key!r}" for key in missing] + [

@@ -241,3 +241,29 @@ def test_a_load_that_matches_every_key_says_so_as_pytorch():
     assert repr(layer.load_state_dict(layer.state_dict())) == "<All keys matched successfully>"
     keys = nn.Linear(2, 2).load_state_dict({"weight": plugrad.zeros((2, 2))}, strict=False)
     assert repr(keys) == "IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])"
+
+
+def test_a_submodules_load_pre_hook_sees_its_own_entries_as_its_parents_hook_left_them():
+    # Each hook got the whole state dict (other modules' keys and unexpected ones too).
+    def seen_by_hooks(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Sequential(lib.nn.Linear(2, 1)))
+        seen = []
+
+        def renaming(module, state_dict, prefix, *rest):
+            seen.append(("root", sorted(state_dict)))
+            state_dict["1.0.bias"] = state_dict.pop("1.0.old_bias")  # an older checkpoint
+
+        def noting(module, state_dict, prefix, *rest):
+            seen.append((prefix, sorted(state_dict)))
+
+        model.register_load_state_dict_pre_hook(renaming)
+        for child in (model[0], model[1], model[1][0]):
+            child.register_load_state_dict_pre_hook(noting)
+        entries = dict(model.state_dict())
+        entries["1.0.old_bias"] = entries.pop("1.0.bias")
+        result = model.load_state_dict({**entries, "other.x": lib.zeros(1)}, strict=False)
+        return seen, sorted(result.missing_keys), sorted(result.unexpected_keys)
+
+    ours, theirs = seen_by_hooks(plugrad), seen_by_hooks(torch)
+    assert ours == theirs
+    assert ours[1:] == ([], ["other.x"]) and ours[0][2] == ("1.", ["1.0.bias", "1.0.weight"])
