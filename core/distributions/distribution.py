@@ -10,6 +10,7 @@ from .. import ops as _ops
 from ..dtype_functions import broadcast_shapes
 from ..errors import ArgumentError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
+from ..plugins import _rules
 from ..tensor import Size, Tensor
 from . import constraints
 from .utils import _as_tuple, broadcast_all
@@ -87,8 +88,10 @@ class Distribution:
                 continue  # derived from the parameter given, which is checked
             value = getattr(self, name)
             with no_grad():
-                valid = bool(_ops.all(constraint.check(value)))
-            if not valid:
+                invalid = _ops.logical_not(_ops.all(constraint.check(value)))
+            # (a check a compiled replay repeats, not a read of values that ends a capture)
+            what = f"parameter {name} of {type(self).__name__} outside {constraint!r}"
+            if _rules.any_true(invalid, what, InvalidArgumentError):
                 raise InvalidArgumentError(
                     f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of "
                     f"distribution {self!r} to satisfy the constraint {constraint!r}, but found "
@@ -222,8 +225,9 @@ class Distribution:
                 )
         support = self.support
         with no_grad():
-            valid = bool(_ops.all(support.check(value)))
-        if not valid:
+            invalid = _ops.logical_not(_ops.all(support.check(value)))
+        what = f"a value outside the support ({support!r}) of {type(self).__name__}"
+        if _rules.any_true(invalid, what, InvalidArgumentError):
             raise InvalidArgumentError(
                 f"Expected value argument (Tensor of shape {shape}) to be within the support "
                 f"({support!r}) of the distribution {self!r}, but found invalid values:\n{value!s}"

@@ -1555,3 +1555,24 @@ def test_losses_checking_their_values_are_captured_and_check_every_replay():
     with pytest.raises(ValueError, match="negative variance"):
         nll(x, plugrad.tensor([1.0, -0.5, 2.0]))
     assert nll.captures == 1
+
+
+def test_distributions_checking_their_arguments_are_captured_and_check_every_replay():
+    # Their parameter and support checks (validate_args, on by default as in PyTorch) read
+    # the values with bool(): a graph break, every step sampling or scoring with one eager.
+    D = plugrad.distributions
+    InvalidArgumentError = plugrad.errors.InvalidArgumentError
+
+    def score(loc, scale, x):
+        return D.Normal(loc, scale).log_prob(x).sum() + D.Exponential(scale).log_prob(x.abs())
+
+    compiled = plugrad.compile(score, fullgraph=True)
+    calls = [([0.0, 1.0], [1.0, 2.0], [0.5, -1.0]), ([2.0, 1.0], [0.5, 3.0], [1.0, 0.0])]
+    for values in calls:
+        arguments = [plugrad.tensor(v) for v in values]
+        assert compiled(*arguments).tolist() == score(*arguments).tolist()
+    with pytest.raises(InvalidArgumentError, match="parameter scale of Normal"):
+        compiled(plugrad.zeros(2), plugrad.tensor([1.0, -1.0]), plugrad.zeros(2))
+    with pytest.raises(InvalidArgumentError, match="outside the support"):
+        compiled(plugrad.zeros(2), plugrad.ones(2), plugrad.tensor([0.0, float("nan")]))
+    assert compiled.captures == 1
