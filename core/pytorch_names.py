@@ -34,6 +34,7 @@ from .errors import (
 from .grad_mode import is_grad_enabled
 from .inplace import apply_inplace, takes_out
 from .memory_formats import memory_format
+from .plugins import _rules
 from .tensor import Tensor, install_methods
 
 if TYPE_CHECKING:
@@ -384,7 +385,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     _tensor("take_along_dim", indices)
     if dim is None:
         flat = _ops.reshape(indices, (-1,))
-        if flat.shape[0] and bool(_ops.any(flat < 0)):
+        what = "take_along_dim(): a negative index with dim=None"
+        if flat.shape[0] and _rules.any_true(_ops.any(flat < 0), what, IndexOutOfRangeError):
             # PyTorch's: an index into the flattened input counts from its start only.
             raise IndexOutOfRangeError(
                 f"take_along_dim(): index {int(_ops.min(flat))} is out of bounds for the "
@@ -461,7 +463,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     _tensor("mvlgamma", input)
     if isinstance(p, bool) or not isinstance(p, int) or p < 1:
         raise ArgumentError(f"mvlgamma(): p must be a positive int, got {p!r}")
-    if bool(_ops.any(input <= (p - 1) / 2)):
+    below = _ops.any(input <= (p - 1) / 2)
+    if _rules.any_true(below, "mvlgamma(): an element <= (p - 1) / 2", InvalidArgumentError):
         raise InvalidArgumentError(
             f"mvlgamma(): every element must be greater than (p - 1) / 2 = {(p - 1) / 2}, "
             "where the multivariate gamma function is defined; use a smaller p or larger inputs"

@@ -857,7 +857,7 @@ def cov(
         _tensor("cov", given, name)
         if given.ndim != 1 or given.shape[0] != n:
             raise ShapeError(f"cov(): {name} must be 1-d with {n} entries, got shape {given.shape}")
-        if bool(_ops.any(given < 0)):
+        if _rules.any_true(_ops.any(given < 0), f"cov(): negative {name}", ArgumentError):
             raise ArgumentError(f"cov(): {name} cannot be negative")
         weights = given if weights is None else weights * given
     scale: Tensor | int

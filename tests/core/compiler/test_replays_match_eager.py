@@ -1576,3 +1576,23 @@ def test_distributions_checking_their_arguments_are_captured_and_check_every_rep
     with pytest.raises(InvalidArgumentError, match="outside the support"):
         compiled(plugrad.zeros(2), plugrad.ones(2), plugrad.tensor([0.0, float("nan")]))
     assert compiled.captures == 1
+
+    # and the checks of their own (Geometric's probs, RelaxedBernoulli's temperature), and
+    # mvlgamma's domain
+    def more(p, x, t):
+        relaxed = D.RelaxedBernoulli(t, probs=p).log_prob(p)
+        return D.Geometric(probs=p).log_prob(x) + relaxed + plugrad.mvlgamma(x + t, 2)
+
+    compiled = plugrad.compile(more, fullgraph=True)
+    x, t = plugrad.tensor([1.0, 2.0]), plugrad.tensor([0.5, 2.0])
+    for p in ([0.3, 0.5], [0.9, 0.1]):
+        p = plugrad.tensor(p)
+        assert compiled(p, x, t).tolist() == more(p, x, t).tolist()
+    p = plugrad.tensor([0.3, 0.5])
+    with pytest.raises(InvalidArgumentError, match="probs of Geometric not positive"):
+        compiled(plugrad.tensor([0.0, 0.5]), x, t)
+    with pytest.raises(InvalidArgumentError, match="temperature of LogitRelaxedBernoulli"):
+        compiled(p, x, plugrad.tensor([0.5, 0.0]))
+    with pytest.raises(InvalidArgumentError, match=r"mvlgamma\(\): an element"):
+        compiled(p, plugrad.tensor([0.0, 2.0]), plugrad.tensor([0.25, 2.0]))
+    assert compiled.captures == 1
