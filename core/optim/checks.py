@@ -102,6 +102,16 @@ def check_int(name: str, value: Any, *, at_least: int) -> None:
         raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
 
 
+def integral(name: str, value: Any, *, at_least: int) -> int:
+    """``value`` as an int >= ``at_least``: an int, or a float with an integral value
+    (PyTorch's schedulers take ``StepLR(opt, 1.0)``); ``ValueError`` otherwise."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral)):
+        if math.isfinite(value) and value == int(value):
+            value = int(value)
+    check_int(name, value, at_least=at_least)
+    return int(value)
+
+
 def check_flag(name: str, value: Any) -> None:
     """Raise unless ``value`` is a bool."""
     checked_bool(name, value)

@@ -6,7 +6,9 @@ current learning rate as ``group["initial_lr"]`` and applies the schedule's
 value for step 0. The schedules follow PyTorch's, including their recursive
 form: each step scales the learning rate a group has now, so several
 schedulers can act on one optimizer and a learning rate changed by hand is
-carried forward.
+carried forward. Counts (``step_size``, ``T_max``, ``total_iters``,
+``step_size_up``, ``patience``, ...) are ints; a float with an integral value
+(``StepLR(opt, 1.0)``) is taken as that int, as PyTorch takes it.
 
 Examples
 --------
@@ -65,7 +67,7 @@ from typing import Any
 
 from ..grad_mode import no_grad
 from ..tensor import Tensor
-from .checks import check_int, check_number
+from .checks import check_int, check_number, integral
 from .optimizer import Optimizer
 
 __all__ = [
@@ -380,7 +382,7 @@ class StepLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
     ) -> None:
-        check_int("step_size", step_size, at_least=1)
+        step_size = integral("step_size", step_size, at_least=1)
         check_number("gamma", gamma)
         self.step_size = step_size
         self.gamma = gamma
@@ -520,7 +522,7 @@ class CosineAnnealingLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
-        check_int("T_max", T_max, at_least=1)
+        T_max = integral("T_max", T_max, at_least=1)
         check_number("eta_min", eta_min)
         self.T_max = T_max
         self.eta_min = eta_min
@@ -677,7 +679,7 @@ class LinearLR(LRScheduler):
             raise ValueError(f"start_factor must be in (0, 1], got {start_factor!r}")
         if not 0 <= end_factor <= 1:
             raise ValueError(f"end_factor must be in [0, 1], got {end_factor!r}")
-        check_int("total_iters", total_iters, at_least=1)
+        total_iters = integral("total_iters", total_iters, at_least=1)
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
@@ -877,7 +879,7 @@ class ConstantLR(LRScheduler):
         check_number("factor", factor)
         if not 0 < factor <= 1:
             raise ValueError(f"factor must be in (0, 1], got {factor!r}")
-        check_int("total_iters", total_iters, at_least=0)
+        total_iters = integral("total_iters", total_iters, at_least=0)
         self.factor = factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
@@ -949,7 +951,7 @@ class PolynomialLR(LRScheduler):
     def __init__(
         self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
     ) -> None:
-        check_int("total_iters", total_iters, at_least=1)
+        total_iters = integral("total_iters", total_iters, at_least=1)
         check_number("power", power)
         self.total_iters = total_iters
         self.power = power
@@ -1151,9 +1153,9 @@ class CyclicLR(LRScheduler):
         _check_optimizer("CyclicLR", optimizer)
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         max_lrs = _per_group("max_lr", optimizer, max_lr)
-        check_int("step_size_up", step_size_up, at_least=1)
+        step_size_up = integral("step_size_up", step_size_up, at_least=1)
         if step_size_down is not None:
-            check_int("step_size_down", step_size_down, at_least=0)
+            step_size_down = integral("step_size_down", step_size_down, at_least=0)
         if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
             raise ValueError(
                 f"mode must be 'triangular', 'triangular2' or 'exp_range' (or give scale_fn), "
@@ -1617,9 +1619,9 @@ class ReduceLROnPlateau(LRScheduler):
         if threshold_mode not in ("rel", "abs"):
             raise ValueError(f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
         check_number("factor", factor, below=1.0)
-        check_int("patience", patience, at_least=0)
+        patience = integral("patience", patience, at_least=0)
         check_number("threshold", threshold)
-        check_int("cooldown", cooldown, at_least=0)
+        cooldown = integral("cooldown", cooldown, at_least=0)
         check_number("eps", eps)
         groups = len(optimizer.param_groups)
         if isinstance(min_lr, Sequence):

@@ -640,3 +640,30 @@ def _plugrad_state(state):
     if isinstance(state, list):
         return [_plugrad_state(value) for value in state]
     return state
+
+
+def test_counts_given_as_integral_floats_are_taken_as_pytorch_takes_them() -> None:
+    # StepLR(optimizer, 1.0, gamma=0.1), verbatim from PyTorch's text classification
+    # tutorial, raised ValueError.
+    torch = pytest.importorskip("torch")
+    schedules = [
+        lambda lib, o: lib.optim.lr_scheduler.StepLR(o, 1.0, gamma=0.1),
+        lambda lib, o: lib.optim.lr_scheduler.CosineAnnealingLR(o, T_max=4.0),
+        lambda lib, o: lib.optim.lr_scheduler.LinearLR(o, total_iters=3.0),
+        lambda lib, o: lib.optim.lr_scheduler.CyclicLR(o, 0.1, 1.0, step_size_up=2.0),
+    ]
+    for make in schedules:
+        rates = []
+        for lib in (plugrad, torch):
+            optimizer = lib.optim.SGD([lib.ones(1, requires_grad=True)], lr=1.0)
+            schedule = make(lib, optimizer)
+            seen = []
+            for _ in range(6):
+                optimizer.step()
+                schedule.step()
+                seen.append(schedule.get_last_lr()[0])
+            rates.append(seen)
+        np.testing.assert_allclose(rates[0], rates[1], rtol=1e-12)
+    optimizer = plugrad.optim.SGD([plugrad.ones(1, requires_grad=True)], lr=1.0)
+    with pytest.raises(ValueError, match=r"step_size must be an int >= 1, got 1.5"):
+        plugrad.optim.lr_scheduler.StepLR(optimizer, 1.5)
