@@ -123,6 +123,11 @@ class CupyBackend(Backend):
     def synchronize(self, device: Any) -> None:
         device.synchronize()
 
+    def release_cached_memory(self) -> None:
+        cupy = _cupy()
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
+
     def random_source(self, seed: int | None, device: Any) -> CupyRandom:
         return CupyRandom(seed, device)
 

@@ -225,6 +225,11 @@ class TorchBackend(Backend):
             return array.cpu().numpy()
         return array.resolve_conj().resolve_neg().numpy()
 
+    def release_cached_memory(self) -> None:
+        torch = _torch()
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+
     def synchronize(self, device: Any) -> None:
         torch = _torch()
         if device.type == "cuda":

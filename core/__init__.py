@@ -25,6 +25,7 @@ from importlib.metadata import version as _version
 # and pickling also install Tensor methods (the operators, x[key], conversions, hooks,
 # backward, the in-place updates, pickling) that the tensor layer leaves to them.
 from . import (  # noqa: F401
+    accelerator,
     amp,
     autograd,
     cuda,
@@ -371,6 +372,7 @@ __all__ = [
     "selu",
     "threshold",
     "as_tensor",
+    "accelerator",
     "cuda",
     "device",
     "from_numpy",

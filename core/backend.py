@@ -288,6 +288,11 @@ class Backend:
     def synchronize(self, device: Any) -> None:
         """Wait until all work queued on ``device`` has finished (for timing)."""
 
+    def release_cached_memory(self) -> None:
+        """Hand memory the library keeps for reuse (blocks no array holds) back to its
+        devices (:func:`plugrad.cuda.empty_cache`); a library without such a cache has
+        nothing to do (the default)."""
+
     def compute(self, arrays: Sequence[Any]) -> list[Any]:
         """Return ``arrays`` with their values computed, sharing work between them.
 

@@ -28,6 +28,7 @@ from .rule_namespace import rule_namespace
 
 __all__ = [
     "backend_names",
+    "backends_in_use",
     "backend_owner",
     "backend_status",
     "default_device",
@@ -42,6 +43,12 @@ __all__ = [
 def backend_names() -> tuple[str, ...]:
     """Names of all registered backends, available or not."""
     return tuple(_state.backends)
+
+
+def backends_in_use() -> tuple[Backend, ...]:
+    """The backends whose devices this process made (the ones it used), no others: asking
+    starts no library."""
+    return tuple(_state.backends[name] for name in _state.devices if name in _state.backends)
 
 
 def get_backend(name: str) -> Backend:

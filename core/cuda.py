@@ -14,6 +14,7 @@ from .random import Generator, _default_generators
 __all__ = [
     "amp",
     "device_count",
+    "empty_cache",
     "is_available",
     "manual_seed",
     "manual_seed_all",
@@ -61,3 +62,17 @@ def _seed_gpus(seed: int, *, every: bool) -> None:
         devices = (registry.resolve_device(_GPU_BACKEND),)
     for device in devices:
         _default_generators[device] = Generator(seed, device)
+
+
+def empty_cache() -> None:
+    """Hand the memory that the backends in use keep for reuse (blocks no array holds:
+    CuPy's pools, PyTorch's CUDA cache) back to their devices; without any, do nothing
+    (PyTorch's).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.cuda.empty_cache()  # runs on any machine
+    """
+    for backend in registry.backends_in_use():
+        backend.release_cached_memory()

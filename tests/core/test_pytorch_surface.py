@@ -834,18 +834,26 @@ def test_the_default_dtype_and_device_setters_are_pytorchs() -> None:
                 torch.set_default_device(None)
 
 
-def test_the_cuda_questions_never_import_a_gpu_library_that_is_absent() -> None:
+def test_the_cuda_and_accelerator_questions_never_import_a_gpu_library_that_is_absent() -> None:
     code = (
         "import importlib.util, sys, plugrad\n"
         "answers = plugrad.cuda.is_available(), plugrad.cuda.device_count()\n"
-        "print(*answers, 'cupy' in sys.modules, importlib.util.find_spec('cupy') is not None)\n"
+        "plugrad.cuda.empty_cache()\n"
+        "accelerator = plugrad.accelerator\n"
+        "same = answers == (accelerator.is_available(), accelerator.device_count())\n"
+        "found = accelerator.current_accelerator()\n"
+        "device = found.type if accelerator.is_available() else 'cpu'  # PyTorch's tutorials'\n"
+        "print(*answers, 'cupy' in sys.modules, importlib.util.find_spec('cupy') is not None,\n"
+        "      same, device, found is None)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    available, count, imported, installed = done.stdout.split()
+    available, count, imported, installed, same, device, none = done.stdout.split()
+    assert same == "True"
     if installed == "False":
-        assert (available, count, imported) == ("False", "0", "False")
+        assert (available, count, imported, device, none) == ("False", "0", "False", "cpu", "True")
     else:
         assert (available == "True") == (int(count) > 0)
+        assert (device, none) == (("cuda", "False") if available == "True" else ("cpu", "True"))
 
 
 def test_the_matrix_and_distance_forms_refuse_other_shapes() -> None:
@@ -1158,3 +1166,13 @@ def test_numpy_scalars_and_ints_act_as_python_numbers() -> None:
     assert six.size(np.int64(0)) == 6
     assert [t.shape for t in six.chunk(np.int64(3))] == [(2,)] * 3
     assert [t.shape for t in six.split(plugrad.tensor(4))] == [(4,), (2,)]
+
+
+def test_empty_cache_asks_each_backend_in_use_to_release_what_it_keeps(monkeypatch) -> None:
+    plugrad.ones(1)  # the default backend is in use
+    released = []
+    for backend in plugrad.registry.backends_in_use():
+        monkeypatch.setattr(backend, "release_cached_memory", lambda b=backend: released.append(b))
+    plugrad.cuda.empty_cache()
+    assert released == list(plugrad.registry.backends_in_use())
+    assert plugrad.default_device().backend in released
