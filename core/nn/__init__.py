@@ -64,6 +64,7 @@ from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
+from .parallel import DataParallel
 from .parameter import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
@@ -76,6 +77,7 @@ from .upsampling import *  # noqa: F403
 __all__ = [
     *activation.__all__,
     "MultiheadAttention",
+    "DataParallel",
     *container.__all__,
     *conv.__all__,
     *distance.__all__,

@@ -53,6 +53,7 @@ from .. import (
 )
 from .. import conv as _conv
 from .. import linear as _linear
+from . import utils
 
 __all__ = [
     "activation",
@@ -77,6 +78,7 @@ __all__ = [
     "sparse",
     "transformer",
     "upsampling",
+    "utils",
 ]
 
 

@@ -1,7 +1,9 @@
-"""Data-parallel training: :class:`DistributedDataParallel` over :mod:`plugrad.distributed`."""
+"""Data-parallel training: :class:`DistributedDataParallel` over :mod:`plugrad.distributed`,
+and PyTorch's single-process :class:`DataParallel` (on one device)."""
 
 from __future__ import annotations
 
+from .data_parallel import DataParallel
 from .distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]

@@ -47,3 +47,37 @@ def test_each_path_holds_the_classes_pytorchs_holds_that_plugrad_has(path):
     for name in names:
         assert getattr(ours, name) is getattr(nn, name), name
     assert torch  # the oracle ran
+
+
+def test_data_parallel_wraps_as_pytorchs_does_without_gpus_and_its_checkpoints_load() -> None:
+    import warnings
+
+    from plugrad.nn.modules.utils import _pair, _triple, consume_prefix_in_state_dict_if_present
+    from plugrad.utils.data.distributed import DistributedSampler
+
+    torch = pytest.importorskip("torch")
+    assert DistributedSampler is plugrad.utils.data.DistributedSampler
+    assert (_pair(3), _pair([1, 2]), _triple(2)) == ((3, 3), (1, 2), (2, 2, 2))
+    results = []
+    for lib in (plugrad, torch):
+        lib.manual_seed(0)
+        model = lib.nn.DataParallel(lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU()))
+        state = model.state_dict()
+        keys = list(state)
+        lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, "module.")
+        plain = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+        plain.load_state_dict(state)
+        x = lib.ones(2, 3)
+        same = bool((plain(x) == model(x)).all())
+        results.append((keys, list(state), sorted(state._metadata), same, repr(model)))
+    assert results[0] == results[1]
+    assert consume_prefix_in_state_dict_if_present is (
+        plugrad.nn.modules.utils.consume_prefix_in_state_dict_if_present
+    )
+    with pytest.warns(UserWarning, match="its own device only"):
+        plugrad.nn.DataParallel(plugrad.nn.Linear(1, 1), device_ids=[0, 1])
+    with pytest.raises(TypeError, match="wraps a Module"):
+        plugrad.nn.DataParallel(lambda x: x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plugrad.nn.parallel.DataParallel(plugrad.nn.Linear(1, 1), device_ids=[0])
