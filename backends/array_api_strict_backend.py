@@ -86,6 +86,11 @@ class ArrayApiStrictBackend(Backend):
         inner = getattr(array, "_array", None)
         return super().strides(array if inner is None else inner)
 
+    def data_pointer(self, array: Any) -> int | None:
+        # The address of the NumPy array it wraps (as for may_share_memory).
+        inner = getattr(array, "_array", None)
+        return super().data_pointer(array if inner is None else inner)
+
     def dlpack_device(self, device: Any) -> tuple[int, int] | None:
         # Only its real CPU device shares memory with other CPU libraries; the
         # others are labels that DLPack would silently drop.

@@ -225,6 +225,9 @@ class TorchBackend(Backend):
             return array.cpu().numpy()
         return array.resolve_conj().resolve_neg().numpy()
 
+    def data_pointer(self, array: Any) -> int | None:
+        return int(array.data_ptr())
+
     def release_cached_memory(self) -> None:
         torch = _torch()
         if torch.cuda.is_initialized():

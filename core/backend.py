@@ -280,6 +280,20 @@ class Backend:
             step *= max(n, 1)
         return tuple(reversed(steps))
 
+    def data_pointer(self, array: Any) -> int | None:
+        """The address of ``array``'s first element (PyTorch's ``data_ptr()``), or ``None``
+        where its memory has none to give (a lazy or remote array).
+
+        Read from the array interfaces (``__array_interface__``,
+        ``__cuda_array_interface__``) or JAX's ``unsafe_buffer_pointer()``.
+        """
+        for interface in ("__array_interface__", "__cuda_array_interface__"):
+            found = getattr(array, interface, None)
+            if isinstance(found, dict) and found.get("data") is not None:
+                return int(found["data"][0])
+        pointer = getattr(array, "unsafe_buffer_pointer", None)
+        return int(pointer()) if callable(pointer) else None
+
     def row_major(self, array: Any) -> bool:
         """Whether ``array``'s elements lie in row-major order, one after the other
         (axes of length 1 aside): what PyTorch calls contiguous."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from . import dtypes as _dtypes
 from . import printing as _printing
 from . import strided_layout
-from .errors import AxisError, BackwardError, DtypeError, ShapeError
+from .errors import AxisError, BackendError, BackwardError, DtypeError, ShapeError
 from .tensor import Tensor, install_methods
 
 if TYPE_CHECKING:
@@ -129,6 +129,33 @@ def _stride(self: Tensor, dim: int | None = None) -> Any:
             f"{len(strides) - 1}] for a tensor of {len(strides)} dimension(s)"
         )
     return strides[dim]
+
+
+def _data_ptr(self: Tensor) -> int:
+    """PyTorch's ``x.data_ptr()``: the address of the first element in memory (0 for an
+    empty tensor), to tell whether two tensors share memory.
+
+    Views share their base's memory on NumPy, CuPy and PyTorch; on backends whose views
+    are copies (JAX, Dask) each view has memory of its own. A lazy array (Dask) has no
+    address yet: :class:`~plugrad.errors.BackendError`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.zeros(4)
+    >>> x[1:].data_ptr() - x.data_ptr() == x.element_size()
+    True
+    """
+    if self.size == 0:
+        return 0
+    backend = self._device.backend
+    pointer = backend.data_pointer(self._array)
+    if pointer is None:
+        raise BackendError(
+            f"data_ptr(): the {backend.name} backend gives no memory address of its arrays "
+            "(a lazy array has none yet); compare tensors by identity or values instead"
+        )
+    return pointer
 
 
 def _host(self: Tensor) -> Any:
@@ -302,6 +329,7 @@ install_methods(
     __dlpack_device__=_dlpack_device,
     numpy=_numpy,
     stride=_stride,
+    data_ptr=_data_ptr,
     _host=_host,
     __array__=_numpy_array,
     item=_item,

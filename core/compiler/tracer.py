@@ -1991,6 +1991,7 @@ class Tracer:
             # (np.asarray(x): the backend's own conversion would get the traced array)
             ("__array__", "converting a tensor to a NumPy array"),
             ("__complex__", "complex() of a tensor"), ("__dlpack__", "exporting a tensor"),
+            ("data_ptr", "reading a tensor's memory address"),
         ):  # fmt: skip
             patches.append((Tensor, name, _breaking(vars(Tensor)[name], what)))
         patches.append((GradScaler, "scale", _scaler_scale(GradScaler.__dict__["scale"], self)))

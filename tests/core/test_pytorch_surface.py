@@ -1176,3 +1176,33 @@ def test_empty_cache_asks_each_backend_in_use_to_release_what_it_keeps(monkeypat
     plugrad.cuda.empty_cache()
     assert released == list(plugrad.registry.backends_in_use())
     assert plugrad.default_device().backend in released
+
+
+def test_data_ptr_tells_shared_memory_as_pytorchs_does() -> None:
+    device = plugrad.zeros(1).device
+    if device.views_are_copies or device.backend.lazy:
+        pytest.skip(f"views on {device.backend.name} are copies (documented)")
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.zeros(4, 3)
+        base = x.data_ptr()
+        results.append(
+            (
+                x[1:].data_ptr() - base,
+                x.T.data_ptr() == base,
+                x.view(12).data_ptr() == base,
+                x.clone().data_ptr() == base,
+                lib.zeros(0).data_ptr(),
+            )
+        )
+    assert results[0] == results[1] == (12, True, True, False, 0)
+
+
+def test_data_ptr_of_a_lazy_array_is_a_clear_error_and_ends_a_capture() -> None:
+    if plugrad.zeros(1).device.backend.lazy:
+        with pytest.raises(plugrad.errors.BackendError, match="no memory address"):
+            plugrad.zeros(2).data_ptr()
+        return
+    compiled = plugrad.compile(lambda x: x * (x.data_ptr() > 0))
+    with pytest.warns(plugrad.errors.CompileWarning, match="memory address"):
+        assert compiled(plugrad.ones(2)).tolist() == [1.0, 1.0]
