@@ -504,6 +504,9 @@ class InstalledTensorMethods:
     def cumulative_sum(self, dim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ...) -> Tensor:
         """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
+    def data_ptr(self) -> int:
+        """PyTorch's ``x.data_ptr()``: the address of the first element in memory (0 for an empty tensor), to tell whether two tensors share memory."""
+
     def deg2rad_(self, /) -> Tensor:
         """In-place :meth:`deg2rad`: ``x.deg2rad_(...)`` makes ``x`` hold it."""
 
