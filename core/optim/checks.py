@@ -106,8 +106,9 @@ def integral(name: str, value: Any, *, at_least: int) -> int:
     """``value`` as an int >= ``at_least``: an int, or a float with an integral value
     (PyTorch's schedulers take ``StepLR(opt, 1.0)``); ``ValueError`` otherwise."""
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral)):
-        if math.isfinite(value) and value == int(value):
-            value = int(value)
+        number = float(value)
+        if math.isfinite(number) and number.is_integer():
+            value = int(number)
     check_int(name, value, at_least=at_least)
     return int(value)
 
