@@ -173,6 +173,7 @@ def spectral_norm(
     --------
     >>> import plugrad
     >>> from plugrad.nn.utils.parametrizations import spectral_norm
+    >>> _ = plugrad.manual_seed(0)  # (power iteration from random vectors: a few steps)
     >>> layer = spectral_norm(plugrad.nn.Linear(4, 3))
     >>> for key in sorted(layer.state_dict()):
     ...     print(key)
