@@ -329,6 +329,10 @@ class Module:
         registry[name] = value
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, Tensor) and value.__dict__.get("_is_buffer") is True:
+            # nn.Buffer(...): registered as a buffer, as PyTorch's
+            self.register_buffer(name, value, persistent=value.__dict__.get("persistent", True))
+            return
         if isinstance(value, (Parameter, Module)):
             tables = self._registries(name)
             registry = tables[0 if isinstance(value, Parameter) else 2]
@@ -425,7 +429,9 @@ class Module:
             Tensor,
             "buffer {name!r} must be a Tensor or None, got {got}",
         )
-        if not persistent:
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
             self._non_persistent_buffers.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:

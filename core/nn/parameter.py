@@ -8,7 +8,7 @@ from ..creation import empty
 from ..tensor import Tensor
 from ..versions import ALIAS
 
-__all__ = ["Parameter"]
+__all__ = ["Buffer", "Parameter"]
 
 
 class Parameter(Tensor):
@@ -66,3 +66,53 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _BufferKind(type):
+    """``isinstance(t, Buffer)``: whether ``t`` was made by ``Buffer(...)`` (a plain Tensor
+    marked so, as PyTorch's)."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and instance.__dict__.get("_is_buffer") is True
+
+
+class Buffer(Tensor, metaclass=_BufferKind):
+    """A Tensor that a :class:`~plugrad.nn.Module` registers as a buffer when assigned to
+    one of its attributes (``self.steps = nn.Buffer(plugrad.zeros(()))``), as
+    :meth:`~plugrad.nn.Module.register_buffer` does; PyTorch's ``nn.Buffer``.
+
+    ``Buffer(t)`` is ``t.detach()`` (sharing its memory, keeping ``requires_grad``)
+    marked as a buffer: a plain Tensor, for which ``isinstance(b, Buffer)`` holds.
+
+    Parameters
+    ----------
+    data : Tensor, optional
+        The values (an empty float tensor if omitted).
+    persistent : bool, default True
+        Whether the buffer is part of the module's ``state_dict()``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> class Counter(plugrad.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.calls = plugrad.nn.Buffer(plugrad.zeros(()))
+    ...         self.scratch = plugrad.nn.Buffer(plugrad.zeros(2), persistent=False)
+    >>> [name for name, _ in Counter().named_buffers()], list(Counter().state_dict())
+    (['calls', 'scratch'], ['calls'])
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:  # type: ignore[misc]
+        if data is None:
+            data = empty((0,))
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                f"Buffer() takes a Tensor, got {type(data).__name__}; make one with "
+                "plugrad.tensor(...) or plugrad.asarray(...)"
+            )
+        buffer = data.detach().requires_grad_(data.requires_grad)
+        vars(buffer).update(persistent=bool(persistent), _is_buffer=True)
+        return buffer

@@ -81,3 +81,35 @@ def test_data_parallel_wraps_as_pytorchs_does_without_gpus_and_its_checkpoints_l
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plugrad.nn.parallel.DataParallel(plugrad.nn.Linear(1, 1), device_ids=[0])
+
+
+def test_buffers_made_with_nn_buffer_register_on_assignment_as_pytorchs_do() -> None:
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+
+        class Counter(lib.nn.Module):
+            def __init__(self, lib=lib):
+                super().__init__()
+                self.calls = lib.nn.Buffer(lib.zeros(()))
+                self.scratch = lib.nn.Buffer(lib.zeros(2), persistent=False)
+                self.w = lib.nn.Parameter(lib.ones(2))
+
+        module = Counter()
+        buffer = lib.nn.Buffer(lib.ones(2, requires_grad=True))
+        seen = [
+            [name for name, _ in module.named_buffers()],
+            list(module.state_dict()),
+            isinstance(buffer, lib.nn.Buffer),
+            isinstance(lib.ones(1), lib.nn.Buffer),
+            type(buffer).__name__,
+            buffer.requires_grad and buffer.is_leaf,
+        ]
+        module.register_buffer("scratch", lib.zeros(2), persistent=True)  # persistent again
+        module.calls = lib.ones(())  # a plain tensor into a buffer's name: still the buffer
+        seen += [list(module.state_dict()), module.calls.tolist()]
+        results.append(seen)
+    assert results[0] == results[1]
+    assert results[0][1] == ["w", "calls"] and results[0][6] == ["w", "calls", "scratch"]
+    with pytest.raises(TypeError, match="Buffer\\(\\) takes a Tensor"):
+        plugrad.nn.Buffer([1.0])
