@@ -26,7 +26,7 @@ from ..tensor_hooks import RemovableHandle
 from .module_hooks import ModuleHooks, call_with_hooks
 from .module_state import IncompatibleKeys, note_change, note_extra_state, read_entry
 from .module_state import load_state_dict as _load_state_dict
-from .parameter import Parameter
+from .parameter import Parameter, marked_as_buffer
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -329,8 +329,7 @@ class Module:
         registry[name] = value
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, Tensor) and value.__dict__.get("_is_buffer") is True:
-            # nn.Buffer(...): registered as a buffer, as PyTorch's
+        if marked_as_buffer(value):  # nn.Buffer(...): registered as a buffer, as PyTorch's
             self.register_buffer(name, value, persistent=value.__dict__.get("persistent", True))
             return
         if isinstance(value, (Parameter, Module)):

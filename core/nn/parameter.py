@@ -11,6 +11,19 @@ from ..versions import ALIAS
 __all__ = ["Buffer", "Parameter"]
 
 
+def _data_of(kind: str, data: Tensor | None) -> Tensor:
+    """What ``Parameter(data)`` and ``Buffer(data)`` hold: ``data``, an empty float tensor
+    for ``None``; anything else is a TypeError."""
+    if data is None:
+        return empty((0,))
+    if not isinstance(data, Tensor):
+        raise TypeError(
+            f"{kind}() takes a Tensor, got {type(data).__name__}; make one with "
+            "plugrad.tensor(...) or plugrad.asarray(...)"
+        )
+    return data
+
+
 class Parameter(Tensor):
     """A Tensor that is a module parameter: a leaf that requires grad by default.
 
@@ -42,13 +55,7 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
-        if data is None:
-            data = empty((0,))
-        if not isinstance(data, Tensor):
-            raise TypeError(
-                f"Parameter() takes a Tensor, got {type(data).__name__}; make one with "
-                "plugrad.tensor(...) or plugrad.asarray(...)"
-            )
+        data = _data_of("Parameter", data)
         # Shares the memory, so it shares the version counter.
         parameter = data._alias(cls, ALIAS)
         parameter.requires_grad = requires_grad
@@ -73,7 +80,13 @@ class _BufferKind(type):
     marked so, as PyTorch's)."""
 
     def __instancecheck__(cls, instance: Any) -> bool:
-        return isinstance(instance, Tensor) and instance.__dict__.get("_is_buffer") is True
+        return marked_as_buffer(instance)
+
+
+def marked_as_buffer(value: Any) -> bool:
+    """Whether ``value`` was made by ``Buffer(...)`` (what ``isinstance(value, Buffer)``
+    asks, without the metaclass's call: :meth:`Module.__setattr__` asks at every set)."""
+    return isinstance(value, Tensor) and value.__dict__.get("_is_buffer") is True
 
 
 class Buffer(Tensor, metaclass=_BufferKind):
@@ -106,13 +119,7 @@ class Buffer(Tensor, metaclass=_BufferKind):
     __slots__ = ()
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:  # type: ignore[misc]
-        if data is None:
-            data = empty((0,))
-        if not isinstance(data, Tensor):
-            raise TypeError(
-                f"Buffer() takes a Tensor, got {type(data).__name__}; make one with "
-                "plugrad.tensor(...) or plugrad.asarray(...)"
-            )
+        data = _data_of("Buffer", data)
         buffer = data.detach().requires_grad_(data.requires_grad)
         vars(buffer).update(persistent=bool(persistent), _is_buffer=True)
         return buffer
