@@ -445,11 +445,13 @@ _module._compile_calls = compile_module_calls
 
 
 def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
-    """The global names and closure cells ``fn``'s own code reads, with what they hold now.
+    """The global names, closure cells and defaults ``fn``'s own code reads, with what they
+    hold now.
 
     A replay reads the objects the capture reached, so rebinding one of these names
-    (``scale = plugrad.tensor(...)`` at module level, ``nonlocal`` in a closure) must make
-    the plan miss. Each entry is ``(globals, name, value)`` or ``(cell, None, value)``.
+    (``scale = plugrad.tensor(...)`` at module level, ``nonlocal`` in a closure,
+    ``fn.__defaults__ = ...``) must make the plan miss. Each entry is
+    ``(globals, name, value)``, ``(cell, None, value)`` or ``(function, attribute, value)``.
     The functions of the program that ``fn`` reaches by such a name (a helper, a compiled
     function it calls) are read too, to a bounded depth: their names are as much a
     part of the plan. Library code (plugrad's, installed packages', Python's) is not.
@@ -500,6 +502,12 @@ def _names_read(function: Any, code: types.CodeType) -> list[tuple[Any, Any, Any
             continue
         if not isinstance(value, _UNGUARDED):
             found.append((cell, None, value))
+    # Defaults are bound like names: replacing them (``fn.__defaults__ = ...``) changes
+    # what a call without that argument computes.
+    for attribute in ("__defaults__", "__kwdefaults__"):
+        value = getattr(function, attribute, None)
+        if value is not None:
+            found.append((function, attribute, value))
     return found
 
 
@@ -587,11 +595,15 @@ def _held_by_state(
 def _guarding_bindings(
     replay: Callable[..., Any], bindings: tuple[tuple[Any, Any, Any], ...]
 ) -> Callable[..., Any]:
-    """``replay``, missing when a global name or closure cell its function read was rebound."""
+    """``replay``, missing when a global name, closure cell or default its function read
+    was rebound."""
 
     def guarded(L: Any, F: Any) -> Any:
         for holder, name, value in bindings:
-            now = holder.get(name, _MISSING) if name is not None else holder.cell_contents
+            if type(holder) is dict:
+                now = holder.get(name, _MISSING)
+            else:
+                now = holder.cell_contents if name is None else getattr(holder, name)
             if now is not value:
                 return codegen.MISS
         return replay(L, F)

@@ -893,6 +893,32 @@ def test_rebinding_a_global_or_a_closure_variable_the_function_reads_captures_an
     assert compiled(plugrad.zeros(2)).tolist() == [5.0, 5.0]
 
 
+def test_replacing_a_functions_default_arguments_captures_anew():
+    # A default read by the function is part of what the capture saw: replays used the
+    # old one after fn.__defaults__ (or __kwdefaults__) was replaced.
+    def scaled(x, scale=2.0, *, shift=0.0):
+        return x * scale + shift
+
+    compiled = plugrad.compile(scaled)
+    for _ in range(2):
+        assert compiled(plugrad.ones(2)).tolist() == [2.0, 2.0]
+    scaled.__defaults__ = (3.0,)
+    assert compiled(plugrad.ones(2)).tolist() == [3.0, 3.0]
+    scaled.__kwdefaults__ = {"shift": 1.0}
+    assert compiled(plugrad.ones(2)).tolist() == [4.0, 4.0]
+    assert compiled(plugrad.ones(2)).tolist() == [4.0, 4.0] and compiled.captures == 3
+
+    weight = plugrad.tensor([1.0, 2.0])
+
+    def weighted(x, w=weight):  # a default tensor: read by identity like a global one
+        return x * w
+
+    compiled = plugrad.compile(weighted)
+    assert compiled(plugrad.ones(2)).tolist() == compiled(plugrad.ones(2)).tolist() == [1.0, 2.0]
+    weighted.__defaults__ = (plugrad.tensor([5.0, 6.0]),)
+    assert compiled(plugrad.ones(2)).tolist() == [5.0, 6.0]
+
+
 @pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 def test_python_numbers_in_namedtuples_dataclasses_and_dict_keys_are_told_apart():
     # They were compared with ==: 1 matched 1.0 (an int64 result replayed for a float32
