@@ -811,21 +811,36 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
     tensor, complex into a real one). An ``out`` without elements takes the
     result's shape first, as PyTorch's (``out=plugrad.empty(0)``); one of another
     shape with elements is refused (PyTorch resizes it with a warning that this
-    will stop).
+    will stop). The positions ``argmax`` or ``searchsorted`` give go only into an out
+    of their own dtype.
+    """
+    return _write_checked(op, out, _checked_out(op, out, result, op in _INDEX_RESULTS))
+
+
+def _checked_out(op: str, out: Tensor, result: Tensor, index: bool = False) -> Tensor:
+    """``result`` as ``out`` takes it (cast to its dtype), or the error that ``out`` cannot.
+
+    An ``index`` result (the positions of ``argmax``, ``sort``'s indices) goes only into
+    an out of its own dtype: a narrower integer would wrap positions to other ones,
+    a float one would hold them as floats (PyTorch refuses both).
     """
     if result._device is not out._device:
         raise DeviceMismatchError(
             f"{op}(): out= is on {out._device.name!r} but the result is on "
             f"{result._device.name!r}; give an out tensor on {result._device.name!r}"
         )
-    resize = result.shape != out.shape
-    if resize and out.numel():
+    if result.shape != out.shape and out.numel():
         raise ShapeError(
             f"{op}(): the result has shape {result.shape} but out= has shape {out.shape}; "
             "give an out tensor of the result's shape, or an empty one (plugrad.empty(0)), "
             "which takes it"
         )
     if result.dtype is not out.dtype:
+        if index:
+            raise DtypeError(
+                f"{op}(): the indices are {result.dtype.name}, but out= for them has dtype "
+                f"{out.dtype.name}; give an out tensor of dtype {result.dtype.name}"
+            )
         if _dtypes.kind_rank(out.dtype) < _dtypes.kind_rank(result.dtype):
             raise DtypeError(
                 f"{op}(): the result is {result.dtype.name}, which out= of dtype "
@@ -834,7 +849,12 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
         result = _ops.astype(result, out.dtype)
     if copies_of_views:
         _refuse_change_of_copy_of_view(out, f"{op}(out=...)")
-    if resize:  # new memory of the result's shape (it had no elements to keep)
+    return result
+
+
+def _write_checked(op: str, out: Tensor, result: Tensor) -> Tensor:
+    """Write ``result``, checked by :func:`_checked_out`, into ``out``."""
+    if result.shape != out.shape:  # new memory of the result's shape (it had no elements)
         device = out._device
         native = device.xp.empty(tuple(result.shape), dtype=out._array.dtype, device=device.native)
         out._array = native
@@ -845,6 +865,10 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
         _refresh_copies(out, copies)
     out._bump_version()
     return out
+
+
+#: Functions whose one result is positions in their input: its out= has its dtype exactly.
+_INDEX_RESULTS = frozenset({"argmax", "argmin", "argsort", "searchsorted", "bucketize"})
 
 
 def into_out(
@@ -878,8 +902,18 @@ def into_out(
     if len(results) != len(outs) or pair != several:
         wanted = f"a tuple of {len(results)} tensors" if pair else "one tensor"
         raise ArgumentError(f"{name}(): out= takes {wanted} for its results, got {out!r}")
+    fields = getattr(result, "_fields", ())
+    indices = [
+        field == "indices" if fields else name in _INDEX_RESULTS
+        for field in (fields or (None,) * len(results))
+    ]
     with no_grad():
-        written = [write_out(name, each, value) for each, value in zip(outs, results)]
+        # Every out checked before any is written: a refused one leaves all as they were.
+        checked = [
+            _checked_out(name, each, value, index)
+            for each, value, index in zip(outs, results, indices)
+        ]
+        written = [_write_checked(name, each, value) for each, value in zip(outs, checked)]
     if not isinstance(result, tuple):
         return written[0]
     return type(result)(*written) if hasattr(result, "_fields") else tuple(written)

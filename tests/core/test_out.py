@@ -239,3 +239,42 @@ def test_out_of_a_function_with_several_results_or_of_its_method() -> None:
     with pytest.raises(ArgumentError, match="autograd cannot record"):
         plugrad.logsumexp(weights, 0, out=out)
     assert out._version == 0 and weights.grad is None
+
+
+@pytest.mark.parametrize(
+    ("call", "shape"),
+    [
+        (lambda x, o: plugrad.max(x, dim=1, out=(plugrad.zeros(1), o)), (1,)),
+        (lambda x, o: plugrad.min(-x, dim=1, out=(plugrad.zeros(1), o)), (1,)),
+        (lambda x, o: plugrad.sort(x, dim=1, out=(plugrad.zeros(1, 300), o)), (1, 300)),
+        (lambda x, o: plugrad.topk(x, 1, out=(plugrad.zeros(1, 1), o)), (1, 1)),
+        (lambda x, o: plugrad.cummax(x, dim=1, out=(plugrad.zeros(1, 300), o)), (1, 300)),
+        (lambda x, o: plugrad.argmax(x, dim=1, out=o), (1,)),
+        (lambda x, o: plugrad.argsort(x, dim=1, out=o), (1, 300)),
+        (lambda x, o: plugrad.searchsorted(x, plugrad.asarray([[299.0]]), out=o), (1, 1)),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["int8", "int32", "float32"])
+def test_indices_go_only_into_an_out_of_their_dtype(call, shape, dtype) -> None:
+    # An int8 out held position 299 as 43, and a float one took positions as floats.
+    x = plugrad.arange(300.0).reshape(1, 300)
+    out = plugrad.zeros(shape, dtype=getattr(plugrad, dtype))
+    with pytest.raises(DtypeError, match="indices are int64"):
+        call(x, out)
+    assert not out.any() and out._version == 0
+    right = plugrad.zeros(shape, dtype=plugrad.int64)
+    call(x, right)
+    assert right.max().item() == 299  # the last position, as an int64 out holds it
+
+
+def test_a_refused_out_of_several_leaves_every_out_as_it_was() -> None:
+    # The values were written before the indices' out was found to have the wrong shape.
+    x = plugrad.asarray([[3.0, 1.0, 5.0], [2.0, 4.0, 0.0]])
+    values, indices = plugrad.zeros(2), plugrad.zeros(7, dtype=plugrad.int64)
+    with pytest.raises(ShapeError):
+        plugrad.min(x, dim=1, out=(values, indices))
+    assert values.tolist() == [0.0, 0.0] and values._version == 0 == indices._version
+    low, high = plugrad.zeros(()), plugrad.zeros((), dtype=plugrad.int64)
+    with pytest.raises(DtypeError):
+        plugrad.aminmax(x, out=(low, high))
+    assert low.item() == 0.0 and low._version == 0
