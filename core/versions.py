@@ -43,6 +43,7 @@ __all__ = [
     "mark_copy_of_view",
     "memory_family",
     "memory_links",
+    "restore_version",
     "shared_counter",
     "version",
 ]
@@ -231,6 +232,19 @@ def bump_version(tensor: Versioned) -> None:
         tensor._counter = [1]
     else:
         counter[0] += 1
+
+
+def restore_version(tensor: Versioned, version_before: int) -> None:
+    """Set the tensor's version back to ``version_before``, once the in-place changes
+    made since have been undone bit for bit (a failed ``load_state_dict``).
+
+    Only where no graph could have saved the tensor in between (the load runs
+    without recording): graphs that saved it before those changes are then
+    valid again, and none could have seen the undone values.
+    """
+    counter = tensor._counter
+    if counter is not None:
+        counter[0] = version_before
 
 
 def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:

@@ -995,10 +995,12 @@ class Module:
         :meth:`register_load_state_dict_post_hook`, as in PyTorch, and its values
         are copied in as it reads them (code after the base method and the
         post-hooks see them). Unlike PyTorch's, a load is all or nothing: if
-        anything does not fit (or a hook raises), every value copied is put
-        back and :class:`~plugrad.errors.StateDictError` lists every problem.
-        Until the load ends it keeps what each copy replaced (``assign=True``
-        copies nothing).
+        anything does not fit (or a hook or ``set_extra_state`` raises), every
+        value copied is put back, with its version (a graph made before the load
+        still runs its backward), and :class:`~plugrad.errors.StateDictError`
+        lists every problem. Until the load ends it keeps what each copy
+        replaced (``assign=True`` copies nothing); the load, hooks included,
+        records no graph (as under :func:`plugrad.no_grad`).
 
         Returns
         -------

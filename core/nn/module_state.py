@@ -20,6 +20,7 @@ from ..creation import asarray
 from ..errors import StateDictError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from ..versions import restore_version
 from .parameter import Parameter
 
 __all__ = ["IncompatibleKeys", "LoadPlan", "active_plan", "load_state_dict", "read_entry"]
@@ -47,10 +48,21 @@ class LoadPlan:
         self.undo: list[Callable[[], object]] = []
 
     def roll_back(self) -> None:
+        """Undo every change, the last first; one undo that raises (a ``set_extra_state``
+        refusing the state it replaced) does not keep the others from running."""
+        failed: BaseException | None = None
         with no_grad():
             for undo in reversed(self.undo):
-                undo()
+                try:
+                    undo()
+                except Exception as exc:
+                    failed = failed or exc
         self.undo.clear()
+        if failed is not None:
+            raise StateDictError(
+                "a failed load_state_dict could not put everything back: undoing a change "
+                f"raised {type(failed).__name__}: {failed}"
+            ) from failed
 
 
 #: The plan of the load in progress (None: a change is not kept to be undone).
@@ -109,8 +121,8 @@ def note_change(module: Any, name: str, tensor: Tensor, values: Tensor, assign: 
     with no_grad():
         if not assign:
             if _active is not None:
-                replaced = tensor.clone()
-                _active.undo.append(lambda: tensor.copy_(replaced))
+                replaced, version = tensor.clone(), tensor._version
+                _active.undo.append(lambda: _put_back(tensor, replaced, version))
             # Into the tensor's memory, as PyTorch copies: a view of a parameter, or a
             # state dict taken before, sees the loaded values (float64 ones cast to float32).
             tensor.copy_(values)
@@ -125,6 +137,13 @@ def note_change(module: Any, name: str, tensor: Tensor, values: Tensor, assign: 
                 setattr(module, name, Parameter(values, requires_grad=tensor.requires_grad))
         else:
             module._buffers[name] = values
+
+
+def _put_back(tensor: Tensor, replaced: Tensor, version: int) -> None:
+    """Copy ``replaced`` back into ``tensor``, and its version with it: a graph that saved
+    it before the load runs again (the load records nothing, so none saw the new values)."""
+    tensor.copy_(replaced)
+    restore_version(tensor, version)
 
 
 def _restoring(module: Any, name: str) -> Callable[[], None]:
@@ -143,10 +162,10 @@ def _restoring(module: Any, name: str) -> Callable[[], None]:
 def note_extra_state(module: Any, state: Any) -> None:
     """Call ``module.set_extra_state(state)``, keeping the state it replaces while a load is
     in progress."""
-    if _active is not None:
-        replaced = module.get_extra_state()
-        _active.undo.append(lambda: module.set_extra_state(replaced))
+    replaced = module.get_extra_state() if _active is not None else None
     module.set_extra_state(state)
+    if _active is not None:  # (once set: one that refused the state has nothing to undo)
+        _active.undo.append(lambda: module.set_extra_state(replaced))
 
 
 def load_state_dict(
@@ -191,7 +210,10 @@ def load_state_dict(
     plan = LoadPlan(assign)
     outer, _active = _active, plan
     try:
-        load(root, entries, "")
+        # Without recording: no graph saves a tensor between a copy and its undo, so an
+        # undone copy can give the tensor its version back (see _put_back).
+        with no_grad():
+            load(root, entries, "")
         problems = list(errors)
         if strict:
             problems[:0] = [f"missing key {key!r}" for key in missing] + [

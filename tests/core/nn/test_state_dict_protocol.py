@@ -213,6 +213,10 @@ def test_a_failed_load_puts_back_every_value_it_copied(failure, assign):
     model = _deriving_class(plugrad)()
     parameters = {name: p for name, p in model.named_parameters()}
     values = {name: p.detach().clone() for name, p in parameters.items()}
+    versions = {name: p._version for name, p in parameters.items()}
+    # A graph made before the load: its saved parameters were bumped twice, and its
+    # backward refused to run after a load that changed nothing.
+    loss = sum((p * p).sum() for p in parameters.values())
 
     def double(module, keys):
         module.weight.detach().mul_(2)
@@ -234,6 +238,29 @@ def test_a_failed_load_puts_back_every_value_it_copied(failure, assign):
     for name, p in model.named_parameters():
         assert p is parameters[name]
         np.testing.assert_array_equal(p.detach().numpy(), values[name].numpy())
+        assert p._version == versions[name]
+    loss.backward()
+    for name, p in model.named_parameters():
+        np.testing.assert_array_equal(p.grad.numpy(), 2 * values[name].numpy())
+
+
+def test_a_failed_load_puts_back_every_value_when_set_extra_state_refuses():
+    # set_extra_state raised, the undo of the extra state raised again (it was noted before
+    # it was set), and the values copied before it were never put back.
+    class Refusing(nn.Module):
+        def get_extra_state(self):
+            return 0
+
+        def set_extra_state(self, state):
+            raise ValueError("not this checkpoint's extra state")
+
+    model = nn.Sequential(nn.Linear(2, 2), Refusing())
+    weight = model[0].weight.detach().clone()
+    state = dict(model.state_dict())
+    state["0.weight"] = plugrad.full((2, 2), 7.0)
+    with pytest.raises(ValueError, match="extra state"):
+        model.load_state_dict(state)
+    np.testing.assert_array_equal(model[0].weight.detach().numpy(), weight.numpy())
 
 
 def test_a_load_that_matches_every_key_says_so_as_pytorch():
