@@ -165,6 +165,7 @@ class CompiledFunction:
         with capture_lock:
             bindings = _bindings_read(self.fn)  # as the call found them
             tracer = Tracer(leaves, self.fullgraph)
+            tracer.bound = {id(value) for _, _, value in bindings}
             tracer.install()
             try:
                 result = self._run(*args, **kwargs)

@@ -941,6 +941,18 @@ def _host_call(
             # A replay would hand it the capture's tensor (scheduler.step(loss)), not its own.
             tracer.graph_break(f"{what} received a tensor")
             return original(self, *args, **kwargs)
+        if any(
+            _made_to_run_later(value) and id(value) not in tracer.bound
+            for value in (*args, *kwargs.values())
+        ):
+            # optimizer.step(closure) of a closure defined in the call: a replay would call
+            # the capture's, which reads the capture's tensors (its x, not the replay's).
+            tracer.graph_break(
+                f"{what} received a function made in the call (a closure, a lambda, a "
+                "functools.partial), which a replay would call as the capture made it; "
+                "define it outside the compiled function"
+            )
+            return original(self, *args, **kwargs)
         bound = tracer.constant(types.MethodType(original, self))
         slots = [f"{{{i}}}" for i in range(len(args))]
         slots += [f"{name}={{{len(args) + i}}}" for i, name in enumerate(kwargs)]
@@ -1218,6 +1230,9 @@ class Tracer:
                 node = split_edge(tensor._edge)[0]
                 self.boundary[id(node)] = node
         self._leaves = leaves
+        #: ids of what the function's global names, closure cells and defaults held when
+        #: the call began (a plan misses when they are rebound): not made in the call.
+        self.bound: set[int] = set()
         self._saved: list[tuple[Any, str, Any]] = []
         #: Source of a free tensor read before any host call -> what the replay checks of it
         #: (see ``TENSOR_META``).

@@ -905,6 +905,39 @@ def test_what_a_step_with_a_closure_returns_is_each_replays_own():
         assert run(True) == run(False) == pytest.approx([5.0, 3.2, 2.048, 1.31072])
 
 
+@pytest.mark.parametrize("make", [
+    lambda w: plugrad.optim.SGD([w], lr=0.1),
+    lambda w: plugrad.optim.LBFGS([w], lr=0.1, max_iter=3),
+])  # fmt: skip
+def test_a_step_with_a_closure_made_in_the_call_runs_eagerly(make):
+    # The replays called the capture's closure, which read the first call's x: every
+    # step optimized the first input, silently (fullgraph=True did not catch it either).
+    def run(compiled: bool) -> list[float]:
+        w = plugrad.nn.Parameter(plugrad.tensor([1.0]))
+        optimizer = make(w)
+
+        def step(x):
+            def closure():
+                optimizer.zero_grad()
+                loss = (w * x).sum() ** 2
+                loss.backward()
+                return loss
+
+            return optimizer.step(closure)
+
+        step = plugrad.compile(step) if compiled else step
+        return [(float(step(plugrad.tensor([v]))), w.item()) for v in (1.0, 2.0, 3.0, 4.0)]
+
+    with pytest.warns(CompileWarning, match="function made in the call"):
+        assert run(True) == run(False)
+
+    w = plugrad.nn.Parameter(plugrad.tensor([1.0]))
+    optimizer = make(w)
+    strict = plugrad.compile(lambda x: optimizer.step(lambda: (w * x).sum()), fullgraph=True)
+    with pytest.raises(GraphBreakError, match="function made in the call"):
+        strict(plugrad.ones(1))
+
+
 def test_a_repeated_calls_result_read_by_traced_code_breaks_the_graph():
     optimizer, closure = _sgd_with_closure()
     compiled = plugrad.compile(lambda: optimizer.step(closure) * 2, fullgraph=True)
