@@ -1850,7 +1850,14 @@ class Tracer:
             modules_called = self.constant(tuple(self.modules.values()), "hooked_")
             guards.append(f"({epoch}[0] == {seen}[0] or {absent}({seen}, F, {modules_called}))")
         if self.modules:
-            modules = tuple(self.modules.values())
+            # With the modules below them, called or not: forward may read a setting or a
+            # tensor of a child it does not call (``self.norm.eps``, ``self.head.weight``).
+            below: dict[int, Any] = {}
+            for module in self.modules.values():
+                for child in module.modules():
+                    if id(child) not in self.modules:
+                        below.setdefault(id(child), child)
+            modules = (*self.modules.values(), *below.values())
             called = self.constant(modules, "modules_")
             # A parameter, buffer or submodule rebound to another (of any shape) is seen too.
             held = [

@@ -175,6 +175,36 @@ def test_a_modules_settings_changed_between_calls_are_seen():
     assert compiled.captures == 5
 
 
+class _ReadsItsChildren(nn.Module):
+    """A forward that reads a setting and a parameter of children it never calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(3)
+        self.head = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return (x + self.norm.eps) @ self.head.weight
+
+
+def test_settings_and_tensors_of_children_the_function_does_not_call_are_seen():
+    # Only the modules called were checked: a new eps, or a new head weight, of a child
+    # read in forward was replayed as the old one.
+    model = _ReadsItsChildren()
+    compiled = plugrad.compile(model)
+    x = plugrad.ones(2, 3)
+    changes = [
+        lambda: None,
+        lambda: setattr(model.norm, "eps", 10.0),
+        lambda: setattr(model.head, "weight", nn.Parameter(plugrad.eye(3))),
+    ]
+    for change in changes:
+        change()
+        for _ in range(2):
+            assert compiled(x).tolist() == model.forward(x).tolist()
+    assert compiled.captures == 3
+
+
 def _set_size_in_place(module):
     module.size[:] = [6, 6]
 
