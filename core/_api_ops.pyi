@@ -110,6 +110,7 @@ from ._api_plugrad import cummax as cummax
 from ._api_plugrad import cummin as cummin
 from ._api_plugrad import cumprod as cumprod
 from ._api_plugrad import cumsum as cumsum
+from ._api_plugrad import cumulative_logsumexp as cumulative_logsumexp
 from ._api_plugrad import cumulative_prod as cumulative_prod
 from ._api_plugrad import cumulative_sum as cumulative_sum
 from ._api_plugrad import deg2rad as deg2rad

@@ -242,6 +242,10 @@ def cumsum(x: TensorLike, dim: int, *, dtype: DType | None = ..., out: Any = ...
     """Cumulative sum along ``axis``; ``include_initial`` prepends a 0."""
 
 
+def cumulative_logsumexp(x: TensorLike, /, *, axis: int | None = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+    """``log(cumulative_sum(exp(x)))`` along ``axis``, without overflow (PyTorch's ``logcumsumexp``)."""
+
+
 def cumulative_prod(x: TensorLike, /, *, axis: Any = ..., dtype: DType | None = ..., include_initial: bool = ..., dim: Any = ..., out: Any = ...) -> Tensor:
     """Cumulative product along ``axis``; ``include_initial`` prepends a 1."""
 
@@ -443,7 +447,7 @@ def logaddexp(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 
 def logcumsumexp(x: TensorLike, dim: int, *, out: Any = ...) -> Any:
-    """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
+    """PyTorch's ``logcumsumexp(x, dim)``."""
 
 
 def logical_and(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:

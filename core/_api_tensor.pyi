@@ -880,7 +880,7 @@ class InstalledTensorMethods:
         """``log2(2**input + 2**other)`` element-wise, without overflow."""
 
     def logcumsumexp(self, dim: int) -> Any:
-        """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
+        """PyTorch's ``logcumsumexp(x, dim)``."""
 
     def logdet(self) -> Tensor:
         """The log of the determinant: ``nan`` where it is negative, ``-inf`` where it is 0."""

@@ -36,6 +36,7 @@ from plugrad.plugins._rules import (
     half_in_float32,
     half_rule_in_float32,
     index_dtype,
+    is_complex,
     is_half,
     normalize_axes,
     reduction_axis,
@@ -108,10 +109,71 @@ def _running(xp: Any, x: Any, axis: int, combine: Any, fill: Any) -> Any:
     return x
 
 
-def _logcumsumexp(xp: Any, x: Any, dim: int) -> Any:
-    """PyTorch's ``logcumsumexp(x, dim)``: ``log(cumsum(exp(x)))`` along ``dim``, stably."""
-    axis = checked_axis("logcumsumexp", dim, x.ndim, zero_d_as_one=True)
-    return x * 1 if x.ndim == 0 else _running(xp, x, axis, xp.logaddexp, -math.inf)
+def _log_add_exp(xp: Any) -> Any:
+    """``log(exp(a) + exp(b))`` of real arrays (the standard's ``logaddexp``) or of complex
+    ones: shifted by the one of larger real part, so that the log is the principal one."""
+
+    def complex_log_add_exp(a: Any, b: Any) -> Any:
+        larger = xp.real(a) >= xp.real(b)
+        top, other = xp.where(larger, a, b), xp.where(larger, b, a)
+        # An infinite top is the sum (other - top would be inf - inf): shifted by 0 there.
+        infinite = xp.isinf(xp.real(top))
+        shift = xp.where(infinite, xp.zeros_like(top), top)
+        return xp.where(infinite, top, top + xp.log1p(xp.exp(other - shift)))
+
+    return complex_log_add_exp
+
+
+def _logcumsumexp_kernel(xp: Any, x: Any, /, *, axis: int | None = None) -> Any:
+    if axis is None:
+        raise ArgumentError("logcumsumexp() takes the dimension to accumulate along: dim=")
+    axis = checked_axis("logcumsumexp", axis, x.ndim, zero_d_as_one=True)
+    if x.ndim == 0:
+        return xp.asarray(x, copy=True)
+    combine = _log_add_exp(xp) if is_complex(xp, x) else xp.logaddexp
+    return _running(xp, x, axis, combine, -math.inf)
+
+
+def _reverse_logcumsumexp(xp: Any, x: Any, axis: int) -> Any:
+    """``out[i] = log(sum(exp(x[i:])))`` along ``axis`` (the op itself: differentiable)."""
+    return xp.flip(xp.cumulative_logsumexp(xp.flip(x, axis=axis), axis=axis), axis=axis)
+
+
+def _logcumsumexp_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
+    # x[i]'s gradient: sum over j >= i of g[j] * exp(x[i] - ans[j]), each term in log
+    # space (an ans[j] of +inf makes its terms 0, not inf - inf); real gradients by sign.
+    # Terms without weight get a log far below any other but finite, not -inf, so that
+    # the gradient of this rule (a second derivative) never meets -inf - -inf; a quarter
+    # of the lowest float, so that negating it and adding to it does not overflow.
+    if x.ndim == 0:
+        return g
+    axis = checked_axis("logcumsumexp", axis, x.ndim)
+    lowest = xp.finfo(x.dtype).min / 4
+    zero = g == 0
+    safe = xp.where(zero, xp.ones_like(g), g)
+    if is_complex(xp, x):
+        log_g = xp.where(zero, xp.full_like(g, lowest), xp.log(safe))
+        return xp.exp(_reverse_logcumsumexp(xp, log_g - conj(xp, ans), axis) + conj(xp, x))
+    log_g, nothing = xp.log(xp.abs(safe)), xp.full_like(g, lowest)
+    parts = [
+        xp.exp(_reverse_logcumsumexp(xp, xp.where(sign, log_g, nothing) - ans, axis) + x)
+        for sign in (g > 0, g < 0)
+    ]
+    return parts[0] - parts[1]
+
+
+def _torch_logcumsumexp(xp: Any, x: Any, dim: int) -> Any:
+    """PyTorch's ``logcumsumexp(x, dim)``."""
+    return xp.cumulative_logsumexp(x, axis=dim)
+
+
+cumulative_logsumexp = op(
+    "cumulative_logsumexp", _logcumsumexp_kernel, vjp=_logcumsumexp_grad, standard=False,
+    methods={"logcumsumexp": _torch_logcumsumexp}, aliases={"logcumsumexp": _torch_logcumsumexp},
+    promotion="float",
+    doc="``log(cumulative_sum(exp(x)))`` along ``axis``, without overflow (PyTorch's "
+        "``logcumsumexp``).",
+)  # fmt: skip
 
 
 def _cumulative_extremum(name: str) -> Any:
@@ -512,7 +574,7 @@ def _cumulative_sum_grad(
     return grad if dtype is None else cast(xp, grad, x.dtype)
 
 
-_running_reductions = {"logcumsumexp": _logcumsumexp, "cummax": _cumulative_extremum("cummax"),
+_running_reductions = {"cummax": _cumulative_extremum("cummax"),
                        "cummin": _cumulative_extremum("cummin")}
 cumulative_sum = op("cumulative_sum", _cumulative("cumulative_sum"),
                     vjp=_cumulative_sum_grad, saves=(),

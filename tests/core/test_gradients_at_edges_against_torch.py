@@ -11,7 +11,8 @@ to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
 ``pow(0.0, x)`` gave 0 where ``x < 0`` (PyTorch: -inf), ``angle`` a gradient of 1 at NaN and
 ``relu`` a gradient of 0 at NaN (PyTorch passes it: NaN is not <= 0), and ``max_pool`` sent the
 gradient of a window of -inf values to its padding (negative indices, which ``max_unpool`` refused),
-and ``elu``/``selu``/``celu`` lost their gradient far below 0 (expm1's rule read ``expm1(x) + 1``).
+and ``elu``/``selu``/``celu`` lost their gradient far below 0 (expm1's rule read ``expm1(x) + 1``),
+``logcumsumexp`` gave NaN to every position after a second infinity.
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
     "selu far below 0": ([[-50., -30., -1., 2.]], lambda lib, x: lib.nn.functional.selu(x)),
     "celu far below 0": ([[-50., -30., -1., 2.]],
                          lambda lib, x: lib.nn.functional.celu(x, alpha=0.5)),
+    "logcumsumexp past two infinities": ([[1., 2., INF, 3., INF]],
+                                         lambda lib, x: lib.logcumsumexp(x, 0)),
+    "logcumsumexp from an infinity": ([[[INF, 1., INF, 0.], [-INF, 1., 2., -INF]]],
+                                      lambda lib, x: lib.logcumsumexp(x, 1) * lib.tensor(
+                                          [1., -2., 0., 3.], dtype=lib.float64)),
 }
 # fmt: on
 
@@ -194,3 +200,25 @@ def test_the_exponents_gradient_at_a_base_0_off_the_real_axis_is_nan_as_pytorchs
         (y.real.sum() + 0.3 * y.imag.sum()).backward()
         grads.append(z.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_logcumsumexp_of_complex_numbers_and_its_second_derivative_are_pytorchs():
+    # Complex inputs were refused (its composite called logaddexp), and the second
+    # derivative, through the rule, was not PyTorch's.
+    values = [[1 + 1j, 2 - 1j, -1 + 3j], [0.5 + 0j, -2 + 1j, 1 - 1j]]
+    weights = [[1 + 2j, 0.5 - 1j, 1j], [1.0, -1j, 2 + 0j]]
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor(values, dtype=lib.complex128, requires_grad=True)
+        y = lib.logcumsumexp(x, 1)
+        lib.real((y * lib.tensor(weights, dtype=lib.complex128)).sum()).backward()
+        results.append([y.detach().resolve_conj().numpy(), x.grad.resolve_conj().numpy()])
+    assert_arrays_agree(*results, rtol=1e-12, atol=1e-300)
+    second = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([0.3, -1.2, 2.0, 0.7], dtype=lib.float64, requires_grad=True)
+        g = lib.tensor([0.3, -0.7, 1.2, 0.5], dtype=lib.float64)
+        (first,) = lib.autograd.grad((lib.logcumsumexp(x, 0) * g).sum(), x, create_graph=True)
+        (grad,) = lib.autograd.grad((first * lib.arange(4.0, dtype=lib.float64)).sum(), x)
+        second.append([grad.numpy()])
+    assert_arrays_agree(*second, rtol=1e-12, atol=1e-15)

@@ -160,6 +160,20 @@ CASES = [
             ("cumprod-one-zero", cumulative_with_one_zero),
         )
     ),
+    OpCase(
+        "cumulative_logsumexp",
+        "logcumsumexp-1d",
+        lambda a: P.cumulative_logsumexp(a, axis=0),
+        lambda a: np.logaddexp.accumulate(a, axis=0),
+        ((5,),),
+    ),
+    OpCase(
+        "cumulative_logsumexp",
+        "logcumsumexp-axis",
+        lambda a: P.logcumsumexp(a, -1),
+        lambda a: np.logaddexp.accumulate(a, axis=-1),
+        ((3, 4),),
+    ),
 ]
 
 
