@@ -783,8 +783,11 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise ArgumentError(f"renorm(): maxnorm must be a number >= 0, got {maxnorm!r}")
     axis = _dim("renorm", dim, input.ndim)
     others = tuple(d for d in range(input.ndim) if d != axis)
-    norm = _ops.vector_norm(input, axis=others, keepdims=True, ord=p)
-    return input * _ops.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    exceeds = _ops.vector_norm(input.detach(), axis=others, keepdims=True, ord=p) > maxnorm
+    # The norm differentiated is of the slices scaled only: a slice left as it is (a NaN
+    # one among them) sends no gradient through a norm, where 0 * its NaN slope was NaN.
+    norm = _ops.vector_norm(_ops.where(exceeds, input, 0.0), axis=others, keepdims=True, ord=p)
+    return input * _ops.where(exceeds, maxnorm / (norm + 1e-7), 1.0)
 
 
 def _quantile_function(function: str, ignore_nan: bool, doc: str) -> Any:

@@ -948,8 +948,11 @@ def _vector_norm_grad(
         # a safe norm, so that its own derivative there is 0 too (x / 1 would give g * I).
         return xp.where(norm == 0, 0.0, g * x / safe_where_zero(xp, norm))
     if ord in (float("inf"), float("-inf")):
-        hit = _split_ties(xp, xp.astype(xp.abs(x) == norm, g.dtype), axes)
-        return g * _direction(xp, x) * hit
+        # A NaN norm is that of the NaN elements: they take the gradient, as amax's NaN does
+        # (no element equals NaN, and the ties' 0 / 0 made every element NaN).
+        magnitude = xp.abs(x)
+        reached = (magnitude == norm) | (xp.isnan(magnitude) & xp.isnan(norm))
+        return g * _direction(xp, x) * _split_ties(xp, xp.astype(reached, g.dtype), axes)
     magnitude = xp.abs(x)
     if ord < 1:
         # |x|^(p-1) is infinite at 0; take it of a safe value and mask.

@@ -12,7 +12,8 @@ to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
 ``relu`` a gradient of 0 at NaN (PyTorch passes it: NaN is not <= 0), and ``max_pool`` sent the
 gradient of a window of -inf values to its padding (negative indices, which ``max_unpool`` refused),
 and ``elu``/``selu``/``celu`` lost their gradient far below 0 (expm1's rule read ``expm1(x) + 1``),
-``logcumsumexp`` gave NaN to every position after a second infinity.
+``logcumsumexp`` gave NaN to every position after a second infinity, and ``renorm`` NaN to
+a whole slice left unscaled for holding a NaN.
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ CASES: dict[str, tuple[list[Any], Callable[..., Any]]] = {
     "selu far below 0": ([[-50., -30., -1., 2.]], lambda lib, x: lib.nn.functional.selu(x)),
     "celu far below 0": ([[-50., -30., -1., 2.]],
                          lambda lib, x: lib.nn.functional.celu(x, alpha=0.5)),
+    "renorm of a slice holding a NaN": ([[[1., NAN], [3., 4.]], [[3., 4.], [0.3, 0.4]]],
+                                        lambda lib, x, y: lib.cat([lib.renorm(x, 2, 0, 100.),
+                                                                   lib.renorm(y, 2, 0, 1.)])),
     "logcumsumexp past two infinities": ([[1., 2., INF, 3., INF]],
                                          lambda lib, x: lib.logcumsumexp(x, 0)),
     "logcumsumexp from an infinity": ([[[INF, 1., INF, 0.], [-INF, 1., 2., -INF]]],
@@ -222,3 +226,15 @@ def test_logcumsumexp_of_complex_numbers_and_its_second_derivative_are_pytorchs(
         (grad,) = lib.autograd.grad((first * lib.arange(4.0, dtype=lib.float64)).sum(), x)
         second.append([grad.numpy()])
     assert_arrays_agree(*second, rtol=1e-12, atol=1e-15)
+
+
+def test_the_gradient_of_an_infinity_norm_goes_to_its_nan():
+    # The ties were split as hit / sum(hit), 0 / 0 where no element equals a NaN norm: NaN
+    # everywhere. Now the NaN takes the gradient, as amax's does (PyTorch: zero everywhere).
+    for order, values in ((INF, [1.0, NAN, -3.0]), (-INF, [NAN, 2.0, NAN])):
+        x = plugrad.tensor(values, requires_grad=True)
+        with np.errstate(invalid="ignore"):
+            plugrad.linalg.vector_norm(x, ord=order).backward()
+        grad = x.grad.numpy()
+        assert np.isnan(grad).tolist() == np.isnan(values).tolist()
+        assert (grad[~np.isnan(grad)] == 0).all()
