@@ -849,6 +849,11 @@ def cov(
     _tensor("cov", input)
     if input.ndim > 2:
         raise ShapeError(f"cov() takes a 1-d or 2-d tensor, got shape {input.shape}")
+    if isinstance(correction, bool) or not isinstance(correction, numbers.Integral):
+        raise TypeError(
+            f"cov(): correction must be an int (1: the unbiased estimate), got "
+            f"{type(correction).__name__} {correction!r}"
+        )
     x = _ops.reshape(input, (1, -1)) if input.ndim < 2 else input
     if x.dtype.kind not in ("real floating", "complex floating"):
         x = _ops.astype(x, _dtypes.default_float_dtype)
@@ -860,6 +865,11 @@ def cov(
         _tensor("cov", given, name)
         if given.ndim != 1 or given.shape[0] != n:
             raise ShapeError(f"cov(): {name} must be 1-d with {n} entries, got shape {given.shape}")
+        if name == "fweights" and given.dtype.kind not in ("signed integer", "unsigned integer"):
+            raise DtypeError(
+                f"cov(): fweights are counts of repeated observations, of an integer dtype; got "
+                f"{given.dtype.name} (give aweights for weights that are not counts)"
+            )
         if _rules.any_true(_ops.any(given < 0), f"cov(): negative {name}", ArgumentError):
             raise ArgumentError(f"cov(): {name} cannot be negative")
         weights = given if weights is None else weights * given

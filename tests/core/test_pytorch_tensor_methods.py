@@ -146,6 +146,10 @@ def test_unfold_is_a_copy_that_refuses_changes_which_would_not_reach_its_input()
         (lambda x: plugrad.cov(x.reshape(1, 3, 4)), ShapeError, "1-d or 2-d"),
         (lambda x: plugrad.cov(x, fweights=plugrad.tensor([1, 2])), ShapeError, "fweights"),
         (lambda x: plugrad.cov(x, fweights=plugrad.tensor([1, -2, 1, 1])), ArgumentError, "negat"),
+        # Fractional counts and corrections were taken (PyTorch refuses both).
+        (lambda x: plugrad.cov(x, fweights=plugrad.tensor([1.5, 1, 1, 1])), DtypeError, "integer"),
+        (lambda x: plugrad.cov(x, correction=1.5), TypeError, "correction must be an int"),
+        (lambda x: plugrad.cov(x, correction=True), TypeError, "correction must be an int"),
         (lambda x: plugrad.histc(x, bins=0), ArgumentError, "bins"),
         (lambda x: plugrad.histc(x, min=2, max=1), ArgumentError, "min must not exceed max"),
         (lambda x: x.sum_to_size(2, 4), ShapeError, "not expandable"),
