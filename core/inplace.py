@@ -19,6 +19,7 @@ import inspect
 import math
 import operator
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -1088,8 +1089,19 @@ def _copy(self: Tensor, source: Tensor | complex, non_blocking: bool = False) ->
     if not isinstance(source, Tensor):
         raise TypeError(f"copy_() takes a Tensor or a number, got {type(source).__name__}")
     if source.dtype is not self.dtype:
+        if source.dtype.kind == "complex floating" and self.dtype.kind != "complex floating":
+            _warn_discarded_imaginary()
         source = _converted(source, self.dtype)
     return apply_inplace(self, filled_with, source, name="copy_()")
+
+
+def _warn_discarded_imaginary() -> None:
+    warnings.warn(
+        "copy_(): copying complex values into a real tensor discards their imaginary parts; "
+        "copy plugrad.real(source) to say so",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -180,6 +181,19 @@ def test_fill_zero_and_copy() -> None:
         assert w.fill_(0.25).tolist() == [0.25] * 3
     with pytest.raises(TypeError, match="Tensor"):
         w.copy_([1.0, 2.0, 3.0])
+
+
+def test_copying_complex_values_into_a_real_tensor_warns_as_pytorch() -> None:
+    # The imaginary parts were dropped without a word (PyTorch warns).
+    x = plugrad.zeros(2)
+    with pytest.warns(UserWarning, match="discards their imaginary parts"):
+        x.copy_(plugrad.tensor([1 + 2j, 3 - 1j]))
+    assert x.tolist() == [1.0, 3.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.copy_(plugrad.real(plugrad.tensor([5 + 2j, 6 - 1j])))
+        plugrad.zeros(2, dtype=plugrad.complex64).copy_(plugrad.tensor([1 + 2j, 3 - 1j]))
+    assert x.tolist() == [5.0, 6.0]
 
 
 def test_shape_and_dtype_rules() -> None:
