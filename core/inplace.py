@@ -1075,7 +1075,8 @@ def _copy(self: Tensor, source: Tensor | complex, non_blocking: bool = False) ->
 
     The gradient flows to ``source``; the old values get none. As in PyTorch,
     ``source`` is converted to this tensor's dtype (a float copied into an
-    integer tensor is truncated, and takes no part in autograd). ``non_blocking``
+    integer tensor is truncated, and takes no part in autograd; complex values
+    copied into a real tensor lose their imaginary parts, with a warning). ``non_blocking``
     is PyTorch's option; the copy is done when ``copy_`` returns.
 
     Examples
