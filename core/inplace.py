@@ -250,8 +250,9 @@ def _write_or_rebind(target: Tensor, array: Any, name: str) -> None:
             raise ReadOnlyViewError(
                 f"{name} on a tensor of shape {target.shape} whose memory the "
                 f"{target._device.backend.name!r} backend will not write ({refusal}); it "
-                "shares that memory with other tensors (a broadcast view such as "
-                "x.expand(...) shows one element in several places), which a new array "
+                "shares that memory with other tensors (a read-only view: a broadcast view "
+                "such as x.expand(...), which shows one element in several places, or a "
+                "diagonal where the backend's diagonal is read-only), which a new array "
                 "would leave behind. Change a copy instead (y = view.clone()). Nothing "
                 "was changed."
             ) from refusal
