@@ -292,14 +292,22 @@ def _adapted_function(
     if "out" in signature.parameters or op.view or alias in _NO_OUT:
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            return spelled(_graph.tensor_namespace, *args, **kwargs)
+            try:
+                return spelled(_graph.tensor_namespace, *args, **kwargs)
+            except TypeError as error:
+                _rename_binding_error(error, adapter, alias)
+                raise
 
     else:  # PyTorch's out= (cumsum, logsumexp, cummax's pair...)
 
         def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
-            if out is None:
-                return spelled(_graph.tensor_namespace, *args, **kwargs)
-            return into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
+            try:
+                if out is None:
+                    return spelled(_graph.tensor_namespace, *args, **kwargs)
+                return into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
+            except TypeError as error:
+                _rename_binding_error(error, adapter, alias)
+                raise
 
         out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
         parameters = list(signature.parameters.values())
@@ -324,7 +332,11 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
     spelled = _taking_the_standards_names(method, adapter)
 
     def call(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return spelled(_graph.tensor_namespace, self, *args, **kwargs)
+        try:
+            return spelled(_graph.tensor_namespace, self, *args, **kwargs)
+        except TypeError as error:
+            _rename_binding_error(error, adapter, method)
+            raise
 
     call.__signature__ = _signature_without_xp(adapter)  # type: ignore[attr-defined]
     call.__name__ = method
@@ -333,6 +345,18 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
     call.__doc__ = adapter.__doc__ or op.doc
     call.__op__ = op  # type: ignore[attr-defined]
     return call
+
+
+def _rename_binding_error(error: TypeError, adapter: Callable[..., Any], name: str) -> None:
+    """Make ``error`` name the function called (``var_mean()``) where Python named the adapter
+    (``_spread_and_mean.<locals>.spread_and_mean() got an unexpected keyword argument 'out'``)
+    for arguments it does not take; any other TypeError is left as it is. Only on the failure
+    path: a call whose arguments bind pays nothing for it."""
+    message = str(error)
+    internal = f"{adapter.__qualname__}() "
+    # (a count of positional arguments counts the adapter's xp too: left as Python says it)
+    if type(error) is TypeError and message.startswith(internal) and " but " not in message:
+        error.args = (f"{name}() {message[len(internal) :]}",)
 
 
 def _taking_the_standards_names(name: str, adapter: Callable[..., Any]) -> Callable[..., Any]:

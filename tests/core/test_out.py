@@ -161,6 +161,18 @@ def test_out_of_a_pytorch_name_is_refused_while_gradients_are_recorded() -> None
     assert "out" not in inspect.signature(plugrad.var_mean).parameters  # PyTorch's has none
 
 
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_out_of_a_function_without_one_is_refused_naming_it(name) -> None:
+    # PyTorch refuses it too; the message named the adapter (_spread_and_mean.<locals>...).
+    x, outs = [[1.0, 2.0], [3.0, 5.0]], (plugrad.zeros(2), plugrad.zeros(2))
+    with pytest.raises(TypeError, match="out"):
+        getattr(torch, name)(torch.tensor(x), dim=1, out=(torch.zeros(2), torch.zeros(2)))
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'out'$"):
+        getattr(plugrad, name)(plugrad.tensor(x), dim=1, out=outs)
+    with pytest.raises(TypeError, match=r"^median\(\) got an unexpected keyword argument 'dimm'$"):
+        plugrad.tensor(x).median(dimm=1)  # a method's too
+
+
 _M = [[1.0, 0.5], [0.5, 2.0]]  # symmetric positive definite
 
 
