@@ -96,6 +96,11 @@ def register_plugin(plugin: object, name: str | None = None) -> str:
     """
     manager = _state.manager
     assert manager is not None, "plugrad has not finished loading"
+    if plugin is None:  # (pluggy takes None as a blocked plugin, and says so)
+        raise PluginRegistrationError(
+            "None is not a plugin: register a module or object whose functions (or methods) "
+            "are marked @plugrad.hookspecs.hookimpl, e.g. a plugrad_ops() that returns ops"
+        )
     if name is None:
         name = getattr(plugin, "__name__", None) or (
             f"{type(plugin).__module__}.{type(plugin).__qualname__}"

@@ -408,6 +408,16 @@ def test_registering_a_name_or_object_twice(registered, snapshot) -> None:
     assert snapshot() == before
 
 
+def test_none_is_refused_as_no_plugin(snapshot) -> None:
+    # It was refused as "plugin 'x' is blocked" (pluggy's meaning of None).
+    before = snapshot()
+    with pytest.raises(PluginRegistrationError, match=r"^None is not a plugin: register a module"):
+        plugrad.plugins.register(None, name="x")
+    with pytest.raises(PluginRegistrationError, match=r"^None is not a plugin"):
+        plugrad.plugins.register(None)
+    assert snapshot() == before
+
+
 def test_builtin_plugins_cannot_be_unregistered(snapshot) -> None:
     before = snapshot()
     with pytest.raises(PluginRegistrationError, match="built into plugrad"):
