@@ -830,9 +830,15 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     tensor([1, 2, 0, 1, 0, 0])
     """
     _tensor("bincount", input)
-    if input.ndim != 1 or input.dtype.kind not in ("signed integer", "unsigned integer"):
+    if input.ndim != 1:
         raise ShapeError(
-            f"bincount() counts a 1-d tensor of integers, got shape {input.shape} and {input.dtype}"
+            f"bincount() counts a 1-d tensor of integers, got shape {input.shape} and "
+            f"{input.dtype}; flatten it first (x.flatten())"
+        )
+    if input.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(
+            f"bincount() counts integer values, got a tensor of {input.dtype}; convert whole "
+            "numbers to integers first (x.long())"
         )
     if isinstance(minlength, bool) or not hasattr(type(minlength), "__index__"):
         raise ArgumentError(f"bincount() takes an int minlength >= 0, got {minlength!r}")
@@ -849,7 +855,10 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if input.shape[0]:
         lowest, highest = int(_ops.min(input)), int(_ops.max(input))
         if lowest < 0:
-            raise ValueError(f"bincount() counts non-negative integers; the input holds {lowest}")
+            raise InvalidArgumentError(
+                f"bincount() counts non-negative integers; the input holds {lowest} (shift the "
+                "values up first, or count x[x >= 0] only)"
+            )
         size = max(size, highest + 1)
     if weights is None:
         added = _creation.ones(

@@ -13,7 +13,7 @@ from torch_compare import as_tensor as _tensor
 from torch_compare import assert_agrees
 
 import plugrad
-from plugrad.errors import ArgumentError, DtypeError, ShapeError
+from plugrad.errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
@@ -87,8 +87,14 @@ def test_bucketize_of_a_number_and_no_blocks() -> None:
         (lambda: plugrad.cartesian_prod(), ArgumentError, "at least one"),
         (lambda: plugrad.cartesian_prod(plugrad.ones(2), plugrad.tensor([1])), DtypeError, "dtype"),
         (lambda: plugrad.bucketize(plugrad.ones(2), plugrad.ones(2, 2)), ShapeError, "1-d bound"),
-        (lambda: plugrad.bincount(plugrad.tensor([-1, 2])), ValueError, "non-negative"),
-        (lambda: plugrad.bincount(plugrad.ones(2)), ShapeError, "integers"),
+        # RuntimeError as PyTorch's (it was a builtin ValueError only)
+        (lambda: plugrad.bincount(plugrad.tensor([-1, 2])), InvalidArgumentError, "non-negative"),
+        (lambda: plugrad.bincount(plugrad.tensor([-1, 2])), RuntimeError, "non-negative"),
+        # a dtype is what is wrong (it was a ShapeError); PyTorch's NotImplementedError is one too
+        (lambda: plugrad.bincount(plugrad.ones(2)), DtypeError, "counts integer values"),
+        (lambda: plugrad.bincount(plugrad.ones(2)), RuntimeError, "plugrad.float32"),
+        (lambda: plugrad.bincount(plugrad.tensor([True])), DtypeError, "integer values"),
+        (lambda: plugrad.bincount(plugrad.ones(2, 2, dtype=plugrad.int64)), ShapeError, "1-d"),
         (lambda: plugrad.bincount(plugrad.tensor([1]), minlength=-1), ArgumentError, "minlength"),
         (lambda: plugrad.bincount(plugrad.tensor([1, 2]), plugrad.ones(3)), ShapeError, "weights"),
         (lambda: plugrad.vander(plugrad.ones(2, 2)), ShapeError, "1-d"),
