@@ -930,6 +930,8 @@ def reduction_dim_as_axis(name: str, dim: Any, x: Any, empty: str = "all") -> An
         return None
     axis = dim_as_axis(dim)
     if type(axis) is tuple:
+        if any(map(_is_fractional, axis)):
+            raise _fractional_dim(name, dim)
         if not axis:
             if empty == "all":
                 return None
@@ -941,7 +943,27 @@ def reduction_dim_as_axis(name: str, dim: Any, x: Any, empty: str = "all") -> An
             )
         if len(axis) == 1 and (axis[0] == 0 or axis[0] == -1) and getattr(x, "ndim", None) == 0:
             return None
+    elif _is_fractional(axis):
+        raise _fractional_dim(name, dim)
     return axis
+
+
+def _is_fractional(value: Any) -> bool:
+    """Whether ``value`` is a number but no integer (``1.0``): a dim that a kernel would
+    refuse as "'float' object cannot be interpreted as an integer", naming neither."""
+    return isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+
+
+def _fractional_dim(name: str, dim: Any) -> ArgumentError:
+    values = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    whole = all(isinstance(v, numbers.Integral) or float(v).is_integer() for v in values)
+    ints = tuple(int(v) for v in values) if whole else None
+    fix = (
+        "" if ints is None else f"; give dim={ints if isinstance(dim, (tuple, list)) else ints[0]}"
+    )
+    return ArgumentError(
+        f"{name}(): argument 'dim' must be an int or a tuple of ints, got {dim!r}{fix}"
+    )
 
 
 def _as_int(value: Any) -> Any:

@@ -7,9 +7,10 @@ named tuple ``(values, indices)``, where ``plugrad.sort`` returns the values.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
-from plugrad.errors import AxisError, ShapeError
+from plugrad.errors import ArgumentError, AxisError, ShapeError, type_name
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -61,6 +62,8 @@ def _topk(
 
     A named tuple ``(values, indices)``, in sorted order (also for ``sorted=False``).
     """
+    if type(k) is not int:
+        k = _count_k(k)
     if x.ndim == 0:  # PyTorch's: the element itself for k 0 or 1, along dim 0 or -1
         if not isinstance(dim, int) or dim not in (0, -1):
             raise AxisError(f"topk(): dim must be 0 or -1 for a 0-d tensor, got {dim!r}")
@@ -77,6 +80,17 @@ def _topk(
             f"topk(): k={k} is out of range for dimension {dim} of length {x.shape[dim]}"
         )
     return values_indices["topk"](xp.take_along_axis(x, indices, axis=dim), indices)
+
+
+def _count_k(k: Any) -> int:
+    """topk()'s ``k`` as an int (a NumPy integer too), or an ArgumentError naming it: a float
+    was refused by slicing, as "slice indices must be integers"."""
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+        return int(k)
+    raise ArgumentError(
+        f"topk(): argument 'k' must be int, not {type_name(k)} (got {k!r}); k counts the "
+        "elements to take"
+    )
 
 
 def _torch_argsort(

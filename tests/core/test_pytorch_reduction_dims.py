@@ -10,6 +10,7 @@ shapes and the gradient of a weighted sum of the outputs must agree.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -178,6 +179,30 @@ def test_a_reduction_of_one_int_dim_refuses_a_tuple_clearly(call: Any) -> None:
     # PyTorch refuses these too (a TypeError); plugrad's ArgumentError is one.
     with pytest.raises(ArgumentError, match="dim"):
         call(plugrad.asarray(MATRIX))
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "fix"),
+    [
+        ("sum", lambda t, x: t.sum(x, 1.0), "give dim=1"),
+        ("logsumexp", lambda t, x: x.logsumexp(1.0), "give dim=1"),
+        ("mean", lambda t, x: x.mean(-1.0), "give dim=-1"),
+        ("std", lambda t, x: t.std(x, 0.0), "give dim=0"),
+        ("argmax", lambda t, x: x.argmax(1.0), "give dim=1"),
+        ("sum", lambda t, x: x.sum((0, 1.0)), "give dim=(0, 1)"),
+        ("prod", lambda t, x: x.prod(0.5), "0.5"),
+    ],
+)
+def test_a_float_dim_is_refused_naming_the_function_and_dim(name: str, call: Any, fix: str) -> None:
+    # PyTorch refuses these with a TypeError; plugrad's kernels raised "'float' object cannot
+    # be interpreted as an integer", naming neither the function nor the argument.
+    with pytest.raises(TypeError):
+        call(torch, torch.tensor(MATRIX))
+    message = (
+        f"^{name}\\(\\): argument 'dim' must be an int or a tuple of ints, got .*{re.escape(fix)}"
+    )
+    with pytest.raises(ArgumentError, match=message):
+        call(plugrad, plugrad.asarray(MATRIX))
 
 
 @pytest.mark.parametrize(

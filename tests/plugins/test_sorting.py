@@ -85,6 +85,16 @@ def test_topk_of_a_0d_tensor_checks_k_and_dim_as_pytorch():
         P.topk(P.tensor([1.0, 2.0]), 1, dim=None)
 
 
+@pytest.mark.parametrize("k", [2.0, True, "2"])
+def test_topk_refuses_a_k_that_is_no_int_naming_it_as_pytorch(k):
+    # PyTorch: "topk(): argument 'k' (position 1) must be int, not float"; a float k was
+    # refused by slicing ("slice indices must be integers"), a bool taken as 1.
+    for x in (P.tensor([1.0, 3.0, 2.0]), P.tensor(1.0)):
+        with pytest.raises(TypeError, match=r"^topk\(\): argument 'k' must be int, not "):
+            x.topk(k)
+    assert P.topk(P.tensor([1.0, 3.0, 2.0]), np.int64(2)).values.tolist() == [3.0, 2.0]
+
+
 def test_sort_of_a_0d_tensor_is_its_element_as_pytorch():
     # The standard's form raised AxisError (axis -1 of a 0-d array), where x.sort() worked.
     x = P.tensor(3.0, requires_grad=True)
