@@ -266,6 +266,34 @@ class PluginLoadWarning(UserWarning):
     """A plugin failed to import or register; plugrad carries on without it."""
 
 
+def name_the_call(error: BaseException, called: str) -> None:
+    """Make ``error``'s message name ``called`` (``"clamp_"``), the function the user called,
+    where it names an op that function is made of (``clip(): ...``): in front of it, as
+    ``clamp_() (in clip()): ...``; the out-of-place form of ``called`` (``clamp(): ...``)
+    is replaced by it. For a wrapper to call as it re-raises: nothing on the success path.
+
+    Examples
+    --------
+    >>> from plugrad.errors import ShapeError, name_the_call
+    >>> error = ShapeError("clip(): the shapes (3,) and (2,) do not broadcast")
+    >>> name_the_call(error, "clamp_")
+    >>> str(error)
+    'clamp_() (in clip()): the shapes (3,) and (2,) do not broadcast'
+    """
+    if len(error.args) != 1 or not isinstance(error.args[0], str):
+        return
+    message = error.args[0]
+    inner, parenthesis, rest = message.partition("(): ")
+    if not parenthesis or not inner.replace(".", "").replace("_", "").isalnum():
+        return  # (no op named first)
+    if inner == called:
+        return
+    if inner == called.removesuffix("_"):
+        error.args = (f"{called}(): {rest}",)
+    else:
+        error.args = (f"{called}() (in {inner}()): {rest}",)
+
+
 def type_name(value: object) -> str:
     """The name of ``value``'s type for an error message, with its module unless builtin.
 

@@ -20,7 +20,7 @@ from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
 from .dispatch import alpha_times, apply1, apply2, apply_general, apply_n, apply_view
-from .errors import ArgumentError
+from .errors import ArgumentError, PlugradError, name_the_call
 from .grad_mode import no_grad
 from .inplace import apply_inplace, change_shape, check_out, into_out, write_out
 from .opdef import RegisteredOp, dim_as_axis, reduction_dim_as_axis
@@ -111,7 +111,11 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
     if op.view:  # the in-place form of a view changes the tensor's shape (squeeze_, t_)
 
         def in_place(self: Tensor, *args: Any, **params: Any) -> Tensor:
-            return change_shape(self, functools.partial(function, **params), *args, name=label)
+            try:
+                return change_shape(self, functools.partial(function, **params), *args, name=label)
+            except PlugradError as error:
+                name_the_call(error, method)  # (it named the op: expand_dims for unsqueeze_)
+                raise
 
     else:
         # PyTorch's deprecated x.add_(number, tensor) form, for the methods that have one.
@@ -122,14 +126,21 @@ def _in_place_method(name: str, method: str) -> Callable[..., Any]:
                 if _is_leading_number_form(args, params, keyword):
                     params = {**params, **_leading_number_form(method, keyword, args)}
                     args = args[1:]
-            if params:
-                if "out" in params:
-                    raise ArgumentError(
-                        f"{label} takes no out=: it writes its result into the tensor itself; "
-                        f"for a result in another tensor, call x.{method[:-1]}(..., out=that)"
-                    )
-                return apply_inplace(self, function, *args, name=label, keywords=params)
-            return apply_inplace(self, function, *args, name=label, array_operator=array_operator)
+            try:
+                if params:
+                    if "out" in params:
+                        raise ArgumentError(
+                            f"{label} takes no out=: it writes its result into the tensor "
+                            f"itself; for a result in another tensor, call "
+                            f"x.{method[:-1]}(..., out=that)"
+                        )
+                    return apply_inplace(self, function, *args, name=label, keywords=params)
+                return apply_inplace(
+                    self, function, *args, name=label, array_operator=array_operator
+                )
+            except PlugradError as error:
+                name_the_call(error, method)  # (it named the op: clip for clamp_)
+                raise
 
     in_place.__name__ = method
     in_place.__qualname__ = f"Tensor.{method}"

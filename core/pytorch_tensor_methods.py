@@ -30,8 +30,10 @@ from .errors import (
     AxisError,
     DtypeError,
     IndexOutOfRangeError,
+    PlugradError,
     ShapeError,
     checked_bool,
+    name_the_call,
 )
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, takes_out
@@ -179,48 +181,72 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     """
     dim = _dim("index_add", dim, _tensor("index_add", input).ndim)
     spread = _source_index("index_add", input, dim, index, source)
-    return input.scatter_add(
-        dim, spread, source if alpha == 1 else alpha_times("index_add", input, source, alpha)
-    )
+    try:
+        return input.scatter_add(
+            dim, spread, source if alpha == 1 else alpha_times("index_add", input, source, alpha)
+        )
+    except PlugradError as error:
+        name_the_call(error, "index_add")  # (it named scatter_add)
+        raise
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Return ``input`` with the rows of ``source`` written at ``index`` along ``dim``."""
     dim = _dim("index_copy", dim, _tensor("index_copy", input).ndim)
-    return input.scatter(dim, _source_index("index_copy", input, dim, index, source), source)
+    try:
+        return input.scatter(dim, _source_index("index_copy", input, dim, index, source), source)
+    except PlugradError as error:
+        name_the_call(error, "index_copy")  # (it named scatter)
+        raise
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """Return ``input`` with ``value`` at ``index`` along ``dim`` (a number or a 0-d tensor)."""
     dim = _dim("index_fill", dim, _tensor("index_fill", input).ndim)
     spread = _fill_index("index_fill", input, dim, index, value)
-    if isinstance(value, Tensor):
-        return input.masked_fill(_filled_mask(input, dim, spread), value)
-    return input.scatter(dim, spread, value=value)
+    try:
+        if isinstance(value, Tensor):
+            return input.masked_fill(_filled_mask(input, dim, spread), value)
+        return input.scatter(dim, spread, value=value)
+    except PlugradError as error:
+        name_the_call(error, "index_fill")  # (it named scatter)
+        raise
 
 
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """In-place :func:`index_add`."""
     dim = _dim("index_add_", dim, self.ndim)
     spread = _source_index("index_add_", self, dim, index, source)
-    return self.scatter_add_(
-        dim, spread, source if alpha == 1 else alpha_times("index_add_", self, source, alpha)
-    )
+    try:
+        return self.scatter_add_(
+            dim, spread, source if alpha == 1 else alpha_times("index_add_", self, source, alpha)
+        )
+    except PlugradError as error:
+        name_the_call(error, "index_add_")  # (it named scatter_add)
+        raise
 
 
 def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """In-place :func:`index_copy`."""
     dim = _dim("index_copy_", dim, self.ndim)
-    return self.scatter_(dim, _source_index("index_copy_", self, dim, index, source), source)
+    try:
+        return self.scatter_(dim, _source_index("index_copy_", self, dim, index, source), source)
+    except PlugradError as error:
+        name_the_call(error, "index_copy_")  # (it named scatter)
+        raise
 
 
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """In-place :func:`index_fill`."""
     dim = _dim("index_fill_", dim, self.ndim)
     spread = _fill_index("index_fill_", self, dim, index, value)
-    if isinstance(value, Tensor):
-        return self.masked_fill_(_filled_mask(self, dim, spread), value)
-    return self.scatter_(dim, spread, value=value)
+    try:
+        if isinstance(value, Tensor):
+            return self.masked_fill_(_filled_mask(self, dim, spread), value)
+        return self.scatter_(dim, spread, value=value)
+    except PlugradError as error:
+        name_the_call(error, "index_fill_")  # (it named scatter)
+        raise
 
 
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")

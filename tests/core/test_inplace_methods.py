@@ -844,3 +844,34 @@ def test_uniform_of_an_integer_tensor_says_what_it_draws() -> None:
     # The error was finfo()'s ("finfo() needs a floating-point dtype").
     with pytest.raises(plugrad.errors.DtypeError, match=r"uniform_\(\) draws floating-point"):
         plugrad.zeros(3, dtype=plugrad.int64).uniform_()
+
+
+@pytest.mark.parametrize(
+    ("method", "call", "error", "inner"),
+    [
+        ("clamp_", lambda x: x.clamp_(plugrad.ones(2)), plugrad.errors.ShapeError, "clip"),
+        ("addmm_", lambda x: plugrad.zeros(3, 3).addmm_(plugrad.ones(3, 2), plugrad.ones(3, 2)),
+         plugrad.errors.ShapeError, "matmul"),
+        ("unsqueeze_", lambda x: x.unsqueeze_(5), plugrad.errors.AxisError, "expand_dims"),
+        ("masked_fill_", lambda x: x.masked_fill_(plugrad.zeros(2, dtype=plugrad.bool), 1.0),
+         plugrad.errors.ShapeError, "where"),
+        ("index_copy_", lambda x: x.index_copy_(0, plugrad.tensor([5]), plugrad.ones(1)),
+         plugrad.errors.IndexOutOfRangeError, "scatter_"),
+        ("index_fill_", lambda x: x.index_fill_(0, plugrad.tensor([5]), 1.0),
+         plugrad.errors.IndexOutOfRangeError, "scatter_"),
+        ("index_add_", lambda x: x.index_add_(0, plugrad.tensor([5]), plugrad.ones(1)),
+         plugrad.errors.IndexOutOfRangeError, "scatter_add_"),
+        ("index_copy", lambda x: x.index_copy(0, plugrad.tensor([5]), plugrad.ones(1)),
+         plugrad.errors.IndexOutOfRangeError, "scatter"),
+        ("add_", lambda x: x.add_(plugrad.ones(2)), plugrad.errors.ShapeError, None),
+    ],
+)  # fmt: skip
+def test_an_in_place_methods_error_names_the_method_called(method, call, error, inner) -> None:
+    # They named only the op they are made of (clip() for clamp_, scatter() for index_copy_),
+    # which the caller never called; the error's class is the op's, as before.
+    x = plugrad.zeros(3)
+    named = f"{method}() (in {inner}()): " if inner else f"{method}(): "
+    with pytest.raises(error) as raised:
+        call(x)
+    assert str(raised.value).startswith(named), str(raised.value)
+    assert x.tolist() == [0.0, 0.0, 0.0] and x._version == 0
