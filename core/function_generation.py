@@ -20,7 +20,7 @@ from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
 from .dispatch import alpha_times, apply1, apply2, apply_general, apply_n, apply_view
-from .errors import ArgumentError, PlugradError, name_the_call
+from .errors import ArgumentError, AxisError, PlugradError, name_the_call
 from .grad_mode import no_grad
 from .inplace import apply_inplace, change_shape, check_out, into_out, write_out
 from .opdef import RegisteredOp, dim_as_axis, reduction_dim_as_axis
@@ -177,8 +177,9 @@ def _method_function(name: str, method: str) -> Callable[..., Any]:
             or _second_input_keyword(op) is not None
         ):
             function = _make_function(
-                op, "plugrad.Tensor", method=True, accumulates=method in _ACCUMULATING_METHODS
-            )
+                op, "plugrad.Tensor", method=True, accumulates=method in _ACCUMULATING_METHODS,
+                called=method,
+            )  # fmt: skip
         else:
             function = _state.functions[name]
         _state.method_functions[name, method] = function
@@ -308,6 +309,10 @@ def _adapted_function(
             except TypeError as error:
                 _rename_binding_error(error, adapter, alias)
                 raise
+            except PlugradError:
+                if alias in _PICKING_REDUCTIONS:
+                    _refuse_empty_dim(alias, *_input_and_dim(adapter, args, kwargs))
+                raise
 
     else:  # PyTorch's out= (cumsum, logsumexp, cummax's pair...)
 
@@ -318,6 +323,10 @@ def _adapted_function(
                 return into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
             except TypeError as error:
                 _rename_binding_error(error, adapter, alias)
+                raise
+            except PlugradError:
+                if alias in _PICKING_REDUCTIONS:
+                    _refuse_empty_dim(alias, *_input_and_dim(adapter, args, kwargs))
                 raise
 
         out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
@@ -348,6 +357,10 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
         except TypeError as error:
             _rename_binding_error(error, adapter, method)
             raise
+        except PlugradError:
+            if method in _PICKING_REDUCTIONS:
+                _refuse_empty_dim(method, *_input_and_dim(adapter, (self, *args), kwargs))
+            raise
 
     call.__signature__ = _signature_without_xp(adapter)  # type: ignore[attr-defined]
     call.__name__ = method
@@ -356,6 +369,47 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
     call.__doc__ = adapter.__doc__ or op.doc
     call.__op__ = op  # type: ignore[attr-defined]
     return call
+
+
+#: PyTorch's reductions that pick an element along ``dim`` (or compare its elements): where
+#: ``dim`` has none, PyTorch raises "Expected reduction dim 1 to have non-zero size", an
+#: IndexError; the kernels' errors named an op these are made of (take_along_axis, argmax).
+_PICKING_REDUCTIONS = frozenset({
+    "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "median", "nanmedian",
+    "kthvalue",
+})  # fmt: skip
+
+
+def _input_and_dim(
+    adapter: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any]:
+    """The input and ``dim`` of a call of ``adapter`` that failed (``None`` for either that
+    cannot be found: the failure is then left as it is)."""
+    try:
+        bound = inspect.signature(adapter).bind(None, *args, **kwargs)
+    except TypeError:
+        return None, None
+    values = list(bound.arguments.values())
+    dim = bound.arguments.get("dim")
+    if dim is None:
+        dim = bound.arguments.get("axis", kwargs.get("axis"))
+    return (values[1] if len(values) > 1 else None), dim
+
+
+def _refuse_empty_dim(name: str, x: Any, dim: Any) -> None:
+    """Raise PyTorch's error for the reduction ``name`` of ``x`` along ``dim`` where that
+    dim has length 0 (no element to pick); else return, and the caller re-raises the
+    error it caught. Called on the failure path only."""
+    if not isinstance(x, Tensor) or dim is None:
+        return
+    shape = tuple(x.shape)
+    for d in dim if isinstance(dim, (tuple, list)) else (dim,):
+        if type(d) is int and -len(shape) <= d < len(shape) and shape[d] == 0:
+            raise AxisError(
+                f"{name}(): expected reduction dim {d} to have non-zero size, but the input "
+                f"has shape {shape}: there is no element to take along dim {d}; reduce along "
+                f"a dim that holds elements, or check x.size({d}) > 0 first"
+            ) from None
 
 
 def _rename_binding_error(error: TypeError, adapter: Callable[..., Any], name: str) -> None:
@@ -485,7 +539,16 @@ def _torch_form_prelude(
             f"            return into_out({op.name!r}, out, ({x},), _torch_form, "
             f"_graph.tensor_namespace, {x}, **_given)\n"
         )
-    lines.append(f"        return _torch_form(_graph.tensor_namespace, {x}, **_given)\n")
+    if op.name not in _PICKING_REDUCTIONS:
+        lines.append(f"        return _torch_form(_graph.tensor_namespace, {x}, **_given)\n")
+        return "".join(lines)
+    lines.append(
+        "        try:\n"
+        f"            return _torch_form(_graph.tensor_namespace, {x}, **_given)\n"
+        "        except _PlugradError:\n"
+        f"            _refuse_empty_dim({op.name!r}, {x}, _given.get('dim'))\n"
+        "            raise\n"
+    )
     return "".join(lines)
 
 
@@ -498,8 +561,9 @@ def _torch_form_mixed(op: str, name: str) -> ArgumentError:
 
 
 def _make_function(
-    op: RegisteredOp, module: str, method: bool = False, accumulates: bool = False
-) -> Callable[..., Any]:
+    op: RegisteredOp, module: str, method: bool = False, accumulates: bool = False,
+    called: str | None = None,
+) -> Callable[..., Any]:  # fmt: skip
     """Generate ``def name(<kernel signature without xp>): return apply(op, ...)``.
 
     Generated rather than wrapped so the function has the kernel's exact
@@ -508,7 +572,8 @@ def _make_function(
     PyTorch's ``dim``/``keepdim``; for a Tensor method (``method=True``) these
     come right after the op's positional params, so ``x.sum(1, True)`` works
     as in PyTorch. ``accumulates``: a method in :data:`_ACCUMULATING_METHODS`, whose
-    ``dtype`` defaults to ``int64`` for unsigned integer tensors.
+    ``dtype`` defaults to ``int64`` for unsigned integer tensors. ``called``: the name the
+    function is called by, where not the op's (the method ``amax`` of ``max``), for errors.
     """
     assert op.signature is not None
     kinds = inspect.Parameter
@@ -688,6 +753,17 @@ def _make_function(
             f"        with _no_grad():\n"
             f"            return _write_out({op.name!r}, out, {computed})\n"
         ) + body
+    if op.name in _PICKING_REDUCTIONS and "axis" in op.param_names:
+        # An axis of length 0 has no element to pick: the kernel's error said so in its own
+        # words, on some backends only (see _refuse_empty_dim). A try costs nothing until
+        # something is raised.
+        body = (
+            "    try:\n"
+            + "".join(f"    {line}\n" for line in body.splitlines())
+            + "    except _PlugradError:\n"
+            f"        _refuse_empty_dim({called or op.name!r}, {inputs[0]}, axis)\n"
+            "        raise\n"
+        )
     source = f"def {op.name}{signature}:\n{prelude}{body}"
     scope: dict[str, Any] = {
         "_op": op, "_apply1": apply1, "_apply2": apply2, "_apply_n": apply_n,
@@ -696,7 +772,8 @@ def _make_function(
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
         "into_out": into_out,
         "_dim_as_axis": dim_as_axis, "_reduction_dim_as_axis": reduction_dim_as_axis,
-        "_alpha_times": alpha_times,
+        "_alpha_times": alpha_times, "_PlugradError": PlugradError,
+        "_refuse_empty_dim": _refuse_empty_dim,
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)

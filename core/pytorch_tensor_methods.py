@@ -744,7 +744,11 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     x = _ops.moveaxis(input, axis, -1)
     length = x.shape[-1]
     if length == 0:
-        raise ShapeError(f"mode(): dimension {dim} has no elements to take the mode of")
+        raise AxisError(  # an IndexError too, as PyTorch's
+            f"mode(): expected reduction dim {dim} to have non-zero size, but the input has "
+            f"shape {tuple(input.shape)}: there is no element to take the mode of; check "
+            f"x.size({dim}) > 0 first"
+        )
     with _no_grad():
         values = x.detach()
 

@@ -159,10 +159,38 @@ def test_argmax_over_an_empty_axis_is_a_shape_error_naming_the_op():
     # NumPy's ValueError ("attempt to get argmax of an empty sequence") came through.
     with pytest.raises(plugrad.errors.ShapeError, match=r"argmax\(\).*\(0, 3\)"):
         plugrad.argmax(plugrad.empty((0, 3)), axis=0)
-    with pytest.raises(plugrad.errors.ShapeError, match=r"argmax\(\)"):
+    with pytest.raises(plugrad.errors.ShapeError, match=r"^max\(\)"):
         plugrad.empty((0, 3)).max(0)
     with pytest.raises(IndexError):
         torch.empty(0, 3).max(0)
+
+
+EMPTY_DIM_CALLS = {
+    "median": lambda lib, x: x.median(1),
+    "nanmedian": lambda lib, x: lib.nanmedian(x, dim=1),
+    "max": lambda lib, x: x.max(1),
+    "min": lambda lib, x: lib.min(x, -1),
+    "amax": lambda lib, x: x.amax(1),
+    "amin": lambda lib, x: lib.amin(x, (0, 1)),
+    "aminmax": lambda lib, x: lib.aminmax(x, dim=1),
+    "argmax": lambda lib, x: x.argmax(1),
+    "argmin": lambda lib, x: lib.argmin(x, dim=1),
+    "kthvalue": lambda lib, x: x.kthvalue(1, 1),
+    "mode": lambda lib, x: x.mode(1),
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_DIM_CALLS))
+def test_a_reduction_picking_along_an_empty_dim_names_the_function_and_dim(name: str):
+    # They named an op they are made of (median: "take_along_axis(): index -1 is out of
+    # bounds", max: "argmax(): the numpy kernel cannot take ...", aminmax: "min()").
+    call = EMPTY_DIM_CALLS[name]
+    with pytest.raises(IndexError, match=r"Expected reduction dim -?1 to have non-zero size"):
+        call(torch, torch.zeros(3, 0))
+    message = rf"^{name}\(\): expected reduction dim -?1 to have non-zero size, .*\(3, 0\)"
+    with pytest.raises(plugrad.errors.AxisError, match=message) as raised:
+        call(plugrad, plugrad.zeros(3, 0))
+    assert isinstance(raised.value, (IndexError, plugrad.errors.ShapeError))
 
 
 EMPTY_MATRICES = {
