@@ -35,9 +35,11 @@ from .errors import (
     DeviceMismatchError,
     DtypeError,
     InPlaceModificationError,
+    PlugradError,
     ReadOnlyViewError,
     ShapeError,
     ViewCopyError,
+    name_the_call,
 )
 from .grad_mode import _state, no_grad
 from .node import Node
@@ -1031,9 +1033,20 @@ def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
             f"fill_() takes a number or a 0-d tensor, got a tensor of shape {value.shape}; "
             "use x.copy_(values) to write values that broadcast to x"
         )
-    if isinstance(value, Tensor) and value.dtype is not self.dtype:
-        value = _converted(value, self.dtype)  # as PyTorch: the value takes x's dtype
+    if isinstance(value, Tensor):
+        _refuse_other_device("fill_", self, value, "value")
+        if value.dtype is not self.dtype:
+            value = _converted(value, self.dtype)  # as PyTorch: the value takes x's dtype
     return apply_inplace(self, filled_with, _number_for(self, value), name="fill_()")
+
+
+def _refuse_other_device(method: str, target: Tensor, source: Tensor, name: str) -> None:
+    if source._device is not target._device:
+        raise DeviceMismatchError(
+            f"{method}(): the {name} is on {source._device.name!r} but the tensor is on "
+            f"{target._device.name!r}; plugrad never copies between devices silently: move it "
+            f"first ({name}.to({target._device.name!r}))"
+        )
 
 
 def _converted(source: Tensor, dtype: Any) -> Tensor:
@@ -1090,11 +1103,16 @@ def _copy(self: Tensor, source: Tensor | complex, non_blocking: bool = False) ->
         return apply_inplace(self, filled_with, _number_for(self, source), name="copy_()")
     if not isinstance(source, Tensor):
         raise TypeError(f"copy_() takes a Tensor or a number, got {type(source).__name__}")
+    _refuse_other_device("copy_", self, source, "source")
     if source.dtype is not self.dtype:
         if source.dtype.kind == "complex floating" and self.dtype.kind != "complex floating":
             _warn_discarded_imaginary()
         source = _converted(source, self.dtype)
-    return apply_inplace(self, filled_with, source, name="copy_()")
+    try:
+        return apply_inplace(self, filled_with, source, name="copy_()")
+    except PlugradError as error:
+        name_the_call(error, "copy_")  # (it named where(), which copies)
+        raise
 
 
 def _warn_discarded_imaginary() -> None:

@@ -599,7 +599,7 @@ def test_extrema_over_a_full_axis_of_an_empty_tensor_are_empty(name: str) -> Non
         got = getattr(plugrad.zeros((0, 3), device="dask"), name)(1, keepdim=keepdim)
         expected = getattr(plugrad.zeros((0, 3)), name)(1, keepdim=keepdim)
         assert got.numpy().shape == expected.shape == shape and got.dtype is expected.dtype
-    with pytest.raises(ShapeError, match="axis of length 0"):
+    with pytest.raises(ShapeError, match="dim 0 to have non-zero size"):
         getattr(plugrad.zeros((0, 3), device="dask"), name)(0)
 
 
