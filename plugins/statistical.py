@@ -267,6 +267,9 @@ def _kthvalue(xp: Any, x: Any, k: int, dim: int = -1, keepdim: bool = False) -> 
 
     A named tuple ``(values, indices)``; among equal elements the index may differ from PyTorch's.
     """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        # A float k picked the element below it (1.5 gave the first smallest).
+        raise TypeError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
     length = x.shape[checked_axis("kthvalue", dim, x.ndim, zero_d_as_one=True)] if x.ndim else 1
     if not 1 <= k <= length:
         raise IndexOutOfRangeError(

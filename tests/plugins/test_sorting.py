@@ -93,6 +93,10 @@ def test_topk_refuses_a_k_that_is_no_int_naming_it_as_pytorch(k):
         with pytest.raises(TypeError, match=r"^topk\(\): argument 'k' must be int, not "):
             x.topk(k)
     assert P.topk(P.tensor([1.0, 3.0, 2.0]), np.int64(2)).values.tolist() == [3.0, 2.0]
+    # kthvalue took a float k as the integer below it (1.5: the smallest).
+    with pytest.raises(TypeError, match=r"^kthvalue\(\): argument 'k' must be int, not "):
+        P.kthvalue(P.tensor([1.0, 3.0, 2.0]), k)
+    assert P.kthvalue(P.tensor([1.0, 3.0, 2.0]), np.int64(2)).values.item() == 2.0
 
 
 def test_sort_of_a_0d_tensor_is_its_element_as_pytorch():
