@@ -148,7 +148,8 @@ def _shape(shape: Shape) -> tuple[int, ...]:
     if type(shape) is not tuple and _is_index(shape):  # a NumPy integer, a 0-d integer tensor
         return (operator.index(cast(Any, shape)),)
     try:
-        result = tuple(int(n) for n in shape)
+        # operator.index, not int(): int() made a shape of (2.5,) into (2,), silently.
+        result = tuple(operator.index(n) for n in shape)
     except TypeError:
         raise TypeError(f"a shape is an int or a tuple of ints, got {shape!r}") from None
     if any(n < 0 for n in result):

@@ -2251,6 +2251,12 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
             [0, 0, 1]])
     """
     num_classes = _number("one_hot", "num_classes", num_classes)
+    if isinstance(num_classes, bool) or not isinstance(num_classes, numbers.Integral):
+        # 3.0 was taken as 3, and 3.5 made classes 0..3 (arange of a float).
+        raise TypeError(
+            f"one_hot(): num_classes must be an int, got {type(num_classes).__name__} "
+            f"{num_classes!r}"
+        )
     _check_tensor("input", "one_hot", input)
     if input.dtype.kind not in ("signed integer", "unsigned integer"):
         raise DtypeError(f"one_hot(): takes an integer input of class indices, got {input.dtype}")

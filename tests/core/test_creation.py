@@ -103,6 +103,13 @@ def test_filled_constructors() -> None:
         plugrad.full((1,), "a")
     with pytest.raises(ValueError, match="negative"):
         plugrad.zeros((-1,))
+    # A float in a shape tuple was truncated: ones((2.5,)) had shape (2,) (PyTorch refuses).
+    for make in (plugrad.ones, plugrad.zeros, plugrad.empty, lambda s: plugrad.full(s, 1.0)):
+        with pytest.raises(TypeError, match="tuple of ints"):
+            make((2.5,))
+        with pytest.raises(TypeError, match="tuple of ints"):
+            make((2, 3.0))
+    assert plugrad.zeros((np.int64(2), plugrad.tensor(3))).shape == (2, 3)
     x = plugrad.zeros((2,), requires_grad=True)
     assert x.requires_grad and x.is_leaf
 

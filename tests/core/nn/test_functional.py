@@ -349,6 +349,11 @@ def test_one_hot_is_pytorchs() -> None:
     with pytest.raises(plugrad.errors.ShapeError, match="give num_classes"):  # gave (0, 0)
         F.one_hot(plugrad.zeros(0, dtype=plugrad.int64))
     assert F.one_hot(plugrad.zeros(0, dtype=plugrad.int64), 3).shape == (0, 3)
+    # A float count was taken: 3.5 made four classes (PyTorch refuses floats).
+    for classes in (3.0, 3.5, True):
+        with pytest.raises(TypeError, match="num_classes must be an int"):
+            F.one_hot(plugrad.asarray(indices), classes)
+    assert F.one_hot(plugrad.asarray(indices), np.int64(4)).shape == (2, 2, 4)
 
 
 def test_in_place_activations_change_their_input() -> None:
