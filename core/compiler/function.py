@@ -165,7 +165,7 @@ class CompiledFunction:
         with capture_lock:
             bindings = _bindings_read(self.fn)  # as the call found them
             tracer = Tracer(leaves, self.fullgraph)
-            tracer.bound = {id(value) for _, _, value in bindings}
+            tracer.bound = _ids_bound(bindings)
             tracer.install()
             try:
                 result = self._run(*args, **kwargs)
@@ -480,6 +480,19 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
                 if _is_the_programs(helper):
                     functions.append((helper, depth + 1))
     return tuple(found)
+
+
+def _ids_bound(bindings: tuple[tuple[Any, Any, Any], ...]) -> set[int]:
+    """The ids of what ``bindings`` hold: each value, and each default of a defaults entry
+    (``def train(closure=closure)``: the closure was made before the call)."""
+    ids = set()
+    for _, name, value in bindings:
+        ids.add(id(value))
+        if name == "__defaults__":
+            ids.update(map(id, value))
+        elif name == "__kwdefaults__":
+            ids.update(map(id, value.values()))
+    return ids
 
 
 def _names_read(function: Any, code: types.CodeType) -> list[tuple[Any, Any, Any]]:
