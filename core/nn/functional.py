@@ -2257,6 +2257,7 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
             f"one_hot(): num_classes must be an int, got {type(num_classes).__name__} "
             f"{num_classes!r}"
         )
+    num_classes = int(num_classes)  # (a NumPy integer too: some namespaces take ints only)
     _check_tensor("input", "one_hot", input)
     if input.dtype.kind not in ("signed integer", "unsigned integer"):
         raise DtypeError(f"one_hot(): takes an integer input of class indices, got {input.dtype}")
