@@ -212,7 +212,11 @@ def _pow_grad_base(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
     if is_scalar(x2):
         # NOTE: x**0 is constant; the general formula gives 0 * x**-1 = nan at x == 0.
         return g * 0 if x2 == 0 else g * conj(xp, x2 * x1 ** (x2 - 1))
-    return xp.where(x2 == 0, 0.0, g * conj(xp, x2 * x1 ** (x2 - 1)))
+    # The masked branch computed of 1 ** 0 there, not 0 * 0 ** -1: its own derivative (a
+    # second derivative, a jvp) met 0 * inf = nan even where the where() drops it.
+    constant = x2 == 0
+    base, exponent = xp.where(constant, 1.0, x1), xp.where(constant, 1.0, x2)
+    return xp.where(constant, 0.0, g * conj(xp, exponent * base ** (exponent - 1)))
 
 
 def _constant_at_zero(xp: Any, x2: Any) -> Any:
@@ -344,10 +348,13 @@ def _logit_grad(xp: Any, g: Any, ans: Any, x: Any, *, eps: float | None) -> Any:
     # PyTorch's: 1 / (x (1 - x)), infinite at 0 and 1; NaN outside [0, 1], where the logit
     # is NaN (a quotient rule through log(x / (1 - x)) gives numbers there); with eps, 0
     # where the clamp holds x.
-    slope = g / (x * (1 - x))
     if eps is None:
-        return xp.where((x < 0) | (x > 1), math.nan, slope)
-    return xp.where((x < eps) | (x > 1 - eps), 0.0, slope)
+        return xp.where((x < 0) | (x > 1), math.nan, g / (x * (1 - x)))
+    # Where the clamp holds x the slope is of 1/2, not of x (g / 0 at x = 0), so that its
+    # own derivative (a second derivative, a jvp) is 0 there too, not 0 * inf = nan.
+    clamped = (x < eps) | (x > 1 - eps)
+    inside = xp.where(clamped, 0.5, x)
+    return xp.where(clamped, 0.0, g / (inside * (1 - inside)))
 
 
 logit = op("logit", _logit, vjp=_logit_grad, standard=False, promotion="float",

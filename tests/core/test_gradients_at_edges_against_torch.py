@@ -13,7 +13,8 @@ to an infinite value, ``index_select`` with a 0-d index lost a dimension, and
 gradient of a window of -inf values to its padding (negative indices, which ``max_unpool`` refused),
 and ``elu``/``selu``/``celu`` lost their gradient far below 0 (expm1's rule read ``expm1(x) + 1``),
 ``logcumsumexp`` gave NaN to every position after a second infinity, and ``renorm`` NaN to
-a whole slice left unscaled for holding a NaN.
+a whole slice left unscaled for holding a NaN; second derivatives of ``x ** y`` at ``x = 0, y = 0``
+and of ``logit`` where its ``eps`` clamps were NaN.
 """
 
 from __future__ import annotations
@@ -238,3 +239,29 @@ def test_the_gradient_of_an_infinity_norm_goes_to_its_nan():
         grad = x.grad.numpy()
         assert np.isnan(grad).tolist() == np.isnan(values).tolist()
         assert (grad[~np.isnan(grad)] == 0).all()
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda lib, x: x ** lib.tensor([0.0, 0.0, 1.5, 0.0], dtype=lib.float64),
+        lambda lib, x: lib.logit(x, eps=1e-6),
+    ],
+    ids=["pow-with-a-zero-exponent", "logit-clamped"],
+)
+def test_second_derivatives_where_a_rule_masks_are_zero(program):
+    # The masked branch of the first derivative was 0 * 0 ** -1 (pow) or g / 0 (logit):
+    # dropped by where(), but its own derivative was 0 * inf = nan, in hessian and jvp.
+    # Where the function is constant near x (x ** 0, a clamped logit) the second
+    # derivative is 0, as PyTorch's forward mode (jvp) gives; its reverse mode gives nan.
+    second = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([0.0, 1.0, 0.3, 2.0], dtype=lib.float64, requires_grad=True)
+        (first,) = lib.autograd.grad(program(lib, x).sum(), x, create_graph=True)
+        (grad,) = lib.autograd.grad((first * lib.arange(1.0, 5.0, dtype=lib.float64)).sum(), x)
+        second.append([first.detach().numpy(), grad.numpy()])
+    (ours_first, ours), (their_first, theirs) = second
+    np.testing.assert_array_equal(ours_first, their_first)
+    constant = np.isnan(theirs)
+    assert constant.any() and (ours[constant] == 0).all()
+    np.testing.assert_allclose(ours[~constant], theirs[~constant], rtol=1e-12)
