@@ -70,6 +70,17 @@ class FunctionCtx(Node):
                 )
         self._saved = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Accept tensors for a ``jvp`` staticmethod, as PyTorch's, so that its Functions
+        run; plugrad's forward mode (:func:`plugrad.func.jvp`, ``jacfwd``) differentiates
+        ``backward`` twice and never calls ``jvp``."""
+        for index, tensor in enumerate(tensors):
+            if tensor is not None and not isinstance(tensor, Tensor):
+                raise TypeError(
+                    f"{self._function.__name__}.forward: save_for_forward() takes Tensors or "
+                    f"None, but argument {index} is a {type(tensor).__name__}"
+                )
+
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
         """The tensors given to :meth:`save_for_backward`."""

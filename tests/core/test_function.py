@@ -552,3 +552,32 @@ def test_a_gradient_of_a_shape_the_argument_does_not_broadcast_to_is_refused() -
     with pytest.raises(FunctionBackwardError, match=r"gradient of shape \(3, 3\) for argument 0"):
         _WrongShape.apply(w).sum().backward()
     assert w.grad is None
+
+
+def test_a_function_saving_for_forward_runs_as_pytorchs() -> None:
+    # ctx.save_for_forward (for PyTorch's jvp staticmethod) raised AttributeError in apply.
+    class Sin(plugrad.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            raise AssertionError("plugrad's forward mode differentiates backward instead")
+
+    x = plugrad.tensor([0.5, 1.0], dtype=plugrad.float64, requires_grad=True)
+    Sin.apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos([0.5, 1.0]))
+    ones = plugrad.ones(2, dtype=plugrad.float64)
+    _, tangent = plugrad.func.jvp(Sin.apply, (x.detach(),), (ones,))
+    np.testing.assert_allclose(tangent.numpy(), np.cos([0.5, 1.0]))
