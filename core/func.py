@@ -1023,19 +1023,20 @@ def vmap(
                 f"vmap(): in_dims has {len(dims)} entries for a call with {len(args)} arguments; "
                 "give one per argument (None for an argument passed whole)"
             )
-        parts: list[tuple[list[Tensor], list[int], Callable[[Iterator[Any]], Any]] | None] = []
+        parts: list[tuple[list[Tensor], list[int | None], Callable[[Iterator[Any]], Any]] | None]
+        parts = []
         size = None
         for index, (arg, dim) in enumerate(zip(args, dims)):
             if dim is None:
                 parts.append(None)
                 continue
-            if isinstance(dim, bool) or not isinstance(dim, int):
-                raise InvalidArgumentError(
-                    f"vmap(): in_dims[{index}] must be an int or None, got {dim!r}"
-                )
             leaves, rebuild = _flatten(arg, f"argument {index}")
-            axes = []
-            for leaf in leaves:
+            leaf_dims = _leaf_dims(arg, dim, f"in_dims[{index}]", len(leaves))
+            axes: list[int | None] = []
+            for leaf, dim in zip(leaves, leaf_dims):
+                if dim is None:  # (a part of the argument passed whole: in_dims=((0, None),))
+                    axes.append(None)
+                    continue
                 if not -leaf.ndim <= dim < leaf.ndim:
                     raise InvalidArgumentError(
                         f"vmap(): argument {index} has a tensor of shape {leaf.shape}, which "
@@ -1071,6 +1072,8 @@ def vmap(
         # after it (and results that alias them), where torch.func refuses it.
         whole = [(index, t) for index, dim in enumerate(dims) if dim is None
                  for t in tensors_in(args[index])]  # fmt: skip
+        whole += [(index, leaf) for index, part in enumerate(parts) if part is not None
+                  for leaf, axis in zip(part[0], part[1]) if axis is None]  # fmt: skip
         versions = [t._version for _, t in whole]
         results = []
         for i in range(size):
@@ -1081,7 +1084,8 @@ def vmap(
                 if part is not None:
                     leaves, axes, rebuild = part
                     sliced = (
-                        leaf[(slice(None),) * axis + (i,)] for leaf, axis in zip(leaves, axes)
+                        leaf if axis is None else leaf[(slice(None),) * axis + (i,)]
+                        for leaf, axis in zip(leaves, axes)
                     )
                     call[index] = rebuild(sliced)
             results.append(func(*call, **kwargs))
@@ -1101,6 +1105,36 @@ def vmap(
         return _stacked(results, out_dims)
 
     return mapped
+
+
+def _leaf_dims(value: Any, dims: Any, where: str, count: int) -> list[int | None]:
+    """The ``in_dims`` entry of each Tensor of ``value``, in :func:`_flatten`'s order: one int
+    (or None) for all of them, or a tuple, list or dict of entries shaped as ``value``."""
+    if dims is None or (isinstance(dims, int) and not isinstance(dims, bool)):
+        return [dims] * count
+    if isinstance(dims, (tuple, list)) and isinstance(value, (tuple, list)):
+        if len(dims) != len(value):
+            raise InvalidArgumentError(
+                f"vmap(): {where} has {len(dims)} entries for an argument of {len(value)}; "
+                "give one per element (None for one passed whole)"
+            )
+        pairs = list(zip(value, dims))
+    elif isinstance(dims, dict) and isinstance(value, dict):
+        if set(dims) != set(value):
+            raise InvalidArgumentError(
+                f"vmap(): {where} has the keys {sorted(map(repr, dims))} for an argument with "
+                f"the keys {sorted(map(repr, value))}; give one entry per key"
+            )
+        pairs = [(value[key], dims[key]) for key in value]
+    else:
+        raise InvalidArgumentError(
+            f"vmap(): {where} must be an int, None, or a tuple, list or dict of them shaped "
+            f"as its argument, got {dims!r} for a {type(value).__name__}"
+        )
+    found: list[int | None] = []
+    for item, entry in pairs:
+        found += _leaf_dims(item, entry, where, len(_flatten(item, where)[0]))
+    return found
 
 
 def _unmapped(column: list[Any], where: str) -> Any:

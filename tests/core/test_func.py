@@ -275,6 +275,27 @@ def test_vmap_randomness_and_bad_dims() -> None:
         func.vmap(lambda a: a, in_dims=2)(x)
 
 
+def test_vmap_takes_in_dims_shaped_as_its_arguments_as_torch() -> None:
+    # A tuple or dict of entries for one argument was refused ("must be an int or None").
+    def run(lib):
+        pair = (lib.arange(6.0).reshape(2, 3), lib.arange(6.0).reshape(3, 2))
+        named = {"a": pair[0], "b": pair[1]}
+        return [
+            lib.func.vmap(lambda p: p[0] * p[1], in_dims=((0, 1),))(pair),
+            lib.func.vmap(lambda d: d["a"] + d["b"], in_dims=({"a": 0, "b": 1},))(named),
+            lib.func.vmap(lambda p, w: p[0] * w + p[1], in_dims=((0, None), None))(
+                (pair[0], lib.ones(3)), lib.arange(3.0)
+            ),
+        ]
+
+    for ours, theirs in zip(run(plugrad), run(torch), strict=True):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="3 entries for an argument of 2"):
+        func.vmap(lambda p: p[0], in_dims=((0, 1, 0),))((plugrad.ones(2), plugrad.ones(2)))
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="shaped as its argument"):
+        func.vmap(lambda p: p[0], in_dims=({"a": 0},))((plugrad.ones(2), plugrad.ones(2)))
+
+
 def test_vjp_fn_takes_the_cotangents_of_a_tuple_as_one_tuple_as_pytorchs() -> None:
     # vjp_fn((c1, c2)), PyTorch's form for a function returning two outputs, was refused.
     x = plugrad.tensor([1.0, 2.0])
