@@ -1036,6 +1036,7 @@ def _fill(self: Tensor, value: bool | int | float | complex) -> Tensor:
     if isinstance(value, Tensor):
         _refuse_other_device("fill_", self, value, "value")
         if value.dtype is not self.dtype:
+            _warn_if_imaginary_dropped(value, self)
             value = _converted(value, self.dtype)  # as PyTorch: the value takes x's dtype
     return apply_inplace(self, filled_with, _number_for(self, value), name="fill_()")
 
@@ -1105,8 +1106,7 @@ def _copy(self: Tensor, source: Tensor | complex, non_blocking: bool = False) ->
         raise TypeError(f"copy_() takes a Tensor or a number, got {type(source).__name__}")
     _refuse_other_device("copy_", self, source, "source")
     if source.dtype is not self.dtype:
-        if source.dtype.kind == "complex floating" and self.dtype.kind != "complex floating":
-            _warn_discarded_imaginary()
+        _warn_if_imaginary_dropped(source, self)
         source = _converted(source, self.dtype)
     try:
         return apply_inplace(self, filled_with, source, name="copy_()")
@@ -1115,13 +1115,19 @@ def _copy(self: Tensor, source: Tensor | complex, non_blocking: bool = False) ->
         raise
 
 
-def _warn_discarded_imaginary() -> None:
-    warnings.warn(
-        "copy_(): copying complex values into a real tensor discards their imaginary parts; "
-        "copy plugrad.real(source) to say so",
-        UserWarning,
-        stacklevel=3,
-    )
+def _warn_if_imaginary_dropped(source: Tensor, target: Tensor) -> None:
+    """Warn, as PyTorch, when complex values written into a real (not bool) tensor lose their
+    imaginary parts (a bool one takes whether each is nonzero: nothing is lost)."""
+    if source.dtype.kind == "complex floating" and target.dtype.kind not in (
+        "complex floating",
+        "bool",
+    ):
+        warnings.warn(
+            "copying complex values into a real tensor discards their imaginary parts; "
+            "copy plugrad.real(source) to say so",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _resize(self: Tensor, *size: int | tuple[int, ...]) -> Tensor:

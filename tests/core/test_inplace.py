@@ -189,11 +189,16 @@ def test_copying_complex_values_into_a_real_tensor_warns_as_pytorch() -> None:
     with pytest.warns(UserWarning, match="discards their imaginary parts"):
         x.copy_(plugrad.tensor([1 + 2j, 3 - 1j]))
     assert x.tolist() == [1.0, 3.0]
+    with pytest.warns(UserWarning, match="discards their imaginary parts"):
+        x.fill_(plugrad.tensor(7 + 2j))
+    assert x.tolist() == [7.0, 7.0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         x.copy_(plugrad.real(plugrad.tensor([5 + 2j, 6 - 1j])))
         plugrad.zeros(2, dtype=plugrad.complex64).copy_(plugrad.tensor([1 + 2j, 3 - 1j]))
-    assert x.tolist() == [5.0, 6.0]
+        # A bool tensor takes whether each is nonzero: nothing is dropped (PyTorch: no warning).
+        flags = plugrad.zeros(2, dtype=plugrad.bool).copy_(plugrad.tensor([2j, 0j]))
+    assert x.tolist() == [5.0, 6.0] and flags.tolist() == [True, False]
 
 
 def test_shape_and_dtype_rules() -> None:
