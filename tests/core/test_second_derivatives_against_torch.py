@@ -43,7 +43,9 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         lambda lib, x: lib.nn.functional.smooth_l1_loss(
             x, lib.ones(4, dtype=lib.float64), reduction="none", beta=0.5)),
     "logit in, at and outside [0, 1]": ([0.0, 1.0, 1.5, -0.5, 0.3, 0.97], lambda lib, x: x.logit()),
-    "logit with eps": ([0.0, 0.05, 0.3, 0.97, 1.5], lambda lib, x: lib.logit(x, 0.1)),
+    # (At 0 and 1 PyTorch's reverse mode gives NaN where the clamped logit is constant, its
+    # forward mode and plugrad 0: see test_gradients_at_edges_against_torch.py.)
+    "logit with eps": ([0.05, 0.3, 0.97, 1.5], lambda lib, x: lib.logit(x, 0.1)),
 }
 # fmt: on
 
