@@ -1758,8 +1758,8 @@ def embedding_bag(
 
     A 2-d ``input`` holds one bag per row; a 1-d one holds the bags one after
     the other, ``offsets`` giving where each starts (with
-    ``include_last_offset``, one more, the input's length: the last bag still
-    runs to the end, as PyTorch's). Entries equal to
+    ``include_last_offset``, one more, which must be the input's length, as
+    PyTorch's documentation asks: the CSR layout). Entries equal to
     ``padding_idx`` are left out of their bag (and of its count for the mean);
     an empty bag gives zeros. ``per_sample_weights`` (``mode="sum"`` only)
     scales each row. As PyTorch's, with the gradients of the rows taken (with
@@ -1843,8 +1843,8 @@ def _bags_of(
     input: Tensor, offsets: Tensor | None, include_last_offset: bool
 ) -> tuple[Tensor, int]:
     """The bag of each entry of a 1-d ``input`` whose bags start at ``offsets``, and how many
-    bags there are (with ``include_last_offset`` the last offset ends none: the last bag
-    runs to the input's end, as PyTorch's)."""
+    bags there are (with ``include_last_offset`` the last offset is the input's length, where
+    the last bag ends)."""
     if not isinstance(offsets, Tensor) or offsets.ndim != 1:
         raise ValueError(
             "embedding_bag(): a 1-d input needs offsets, a 1-d Tensor of where each bag starts, "
@@ -1859,6 +1859,14 @@ def _bags_of(
         raise ValueError(
             "embedding_bag(): offsets must start at 0, never decrease and not pass the input's "
             f"length {input.shape[0]}, got {values}"
+        )
+    if include_last_offset and values and values[-1] != input.shape[0]:
+        # The last bag ran on to the input's end; PyTorch's forward stops it at the offset
+        # and its backward gives other numbers: an input its documentation rules out.
+        raise ValueError(
+            "embedding_bag(): with include_last_offset=True the last offset is the input's "
+            f"length, {input.shape[0]} (where the last bag ends), got {values[-1]}; drop the "
+            "entries after it from the input, or give that length"
         )
     positions = arange(input.shape[0], device=input.device)
     bag_of = _ops.searchsorted(_ops.astype(starts, positions.dtype), positions, side="right") - 1

@@ -19,7 +19,7 @@ CASES = {
     "max": {"input": FLAT, "offsets": [0, 4], "mode": "max"},
     "an empty bag": {"input": FLAT, "offsets": [0, 0, 3, 8]},
     "include_last_offset": {
-        "input": FLAT, "offsets": [0, 2, 5], "include_last_offset": True, "mode": "sum",
+        "input": FLAT, "offsets": [0, 2, 8], "include_last_offset": True, "mode": "sum",
     },
     "2-d, padding_idx, mean": {"input": [[1, 2, 0], [4, 0, 0]], "padding_idx": 0},
     "2-d, padding_idx, max, an empty bag": {
@@ -117,6 +117,10 @@ def test_the_layer_prints_and_refuses_as_pytorchs() -> None:
         F.embedding_bag(flat, weight)
     with pytest.raises(ValueError, match="offsets must start at 0"):
         F.embedding_bag(flat, weight, plugrad.tensor([1, 3]))
+    # A last offset short of the input's length: the last bag ran on to the end (PyTorch's
+    # forward stops it, its backward does not; its documentation rules the input out).
+    with pytest.raises(ValueError, match="the last offset is the input's length, 8"):
+        F.embedding_bag(flat, weight, plugrad.tensor([0, 2, 5]), include_last_offset=True)
     with pytest.raises(ValueError, match="offsets must be None"):
         F.embedding_bag(plugrad.tensor([[1, 2]]), weight, plugrad.tensor([0]))
     with pytest.raises(ValueError, match="scale_grad_by_freq"):
