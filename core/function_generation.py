@@ -306,12 +306,8 @@ def _adapted_function(
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return spelled(_graph.tensor_namespace, *args, **kwargs)
-            except TypeError as error:
-                _rename_binding_error(error, adapter, alias)
-                raise
-            except PlugradError:
-                if alias in _PICKING_REDUCTIONS:
-                    _refuse_empty_dim(alias, *_input_and_dim(adapter, args, kwargs))
+            except (TypeError, PlugradError) as error:
+                _explain_failure(error, adapter, alias, args, kwargs)
                 raise
 
     else:  # PyTorch's out= (cumsum, logsumexp, cummax's pair...)
@@ -321,12 +317,8 @@ def _adapted_function(
                 if out is None:
                     return spelled(_graph.tensor_namespace, *args, **kwargs)
                 return into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
-            except TypeError as error:
-                _rename_binding_error(error, adapter, alias)
-                raise
-            except PlugradError:
-                if alias in _PICKING_REDUCTIONS:
-                    _refuse_empty_dim(alias, *_input_and_dim(adapter, args, kwargs))
+            except (TypeError, PlugradError) as error:
+                _explain_failure(error, adapter, alias, args, kwargs)
                 raise
 
         out = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
@@ -354,12 +346,8 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
     def call(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         try:
             return spelled(_graph.tensor_namespace, self, *args, **kwargs)
-        except TypeError as error:
-            _rename_binding_error(error, adapter, method)
-            raise
-        except PlugradError:
-            if method in _PICKING_REDUCTIONS:
-                _refuse_empty_dim(method, *_input_and_dim(adapter, (self, *args), kwargs))
+        except (TypeError, PlugradError) as error:
+            _explain_failure(error, adapter, method, (self, *args), kwargs)
             raise
 
     call.__signature__ = _signature_without_xp(adapter)  # type: ignore[attr-defined]
@@ -378,6 +366,18 @@ _PICKING_REDUCTIONS = frozenset({
     "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "median", "nanmedian",
     "kthvalue",
 })  # fmt: skip
+
+
+def _explain_failure(
+    error: BaseException, adapter: Callable[..., Any], name: str, args: Any, kwargs: Any
+) -> None:
+    """On the failure path of the PyTorch function or method ``name`` made of ``adapter``:
+    make Python's binding error name ``name``, or raise PyTorch's error for a reduction
+    along an empty dim; otherwise the caller re-raises ``error`` as it is."""
+    if isinstance(error, TypeError):
+        _rename_binding_error(error, adapter, name)
+    elif name in _PICKING_REDUCTIONS:
+        _refuse_empty_dim(name, *_input_and_dim(adapter, args, kwargs))
 
 
 def _input_and_dim(

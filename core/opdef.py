@@ -930,7 +930,7 @@ def reduction_dim_as_axis(name: str, dim: Any, x: Any, empty: str = "all") -> An
         return None
     axis = dim_as_axis(dim)
     if type(axis) is tuple:
-        if any(map(_is_fractional, axis)):
+        if any(type(a) is not int and _is_fractional(a) for a in axis):
             raise _fractional_dim(name, dim)
         if not axis:
             if empty == "all":
@@ -943,7 +943,7 @@ def reduction_dim_as_axis(name: str, dim: Any, x: Any, empty: str = "all") -> An
             )
         if len(axis) == 1 and (axis[0] == 0 or axis[0] == -1) and getattr(x, "ndim", None) == 0:
             return None
-    elif _is_fractional(axis):
+    elif type(axis) is not int and _is_fractional(axis):  # (an int, the common case, at once)
         raise _fractional_dim(name, dim)
     return axis
 
