@@ -51,6 +51,25 @@ def meta_guard(arrays: list[Any]) -> tuple[str, Callable[[Any], tuple[Any, ...]]
     return "_tensor_meta", TENSOR_META
 
 
+def arguments_meta(count: int, laid_out: bool) -> str:
+    """The expression of what ``TENSOR_META`` (``LAID_OUT_META`` where ``laid_out``) reads of
+    the call's tensors ``a0``, ``a1``, ..., as one flat tuple.
+
+    Written out rather than ``[*map(_laid_out_meta, L)]``: a replay of a small step is
+    a few microseconds, and the getter's calls and tuples are a tenth of them (the
+    text costs ``compile()`` little for the eight arguments it is made for at most).
+    """
+    parts = []
+    for index in range(count):
+        array = f"_r{index}"
+        layout = f", {array}.strides" if laid_out else ""
+        parts.append(
+            f"({array} := a{index}._array).shape, {array}.dtype{layout}, "
+            f"a{index}._device, a{index}._requires_grad"
+        )
+    return "(" + ", ".join(parts) + ")"
+
+
 def _strides_of(tensor: Any) -> Any:
     """The memory layout of a tensor's array, where its library has one; elsewhere that
     of a view (see plugrad.strided_layout), else None."""
@@ -378,7 +397,7 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     if plan.guards:
         guard = ["    if not (", *(f"        {g} and" for g in plan.guards[:-1])]
         guard += [f"        {plan.guards[-1]}", "    ):", "        return MISS"]
-        if any("_laid_out_meta" in g for g in plan.guards):
+        if any("_laid_out_meta" in g or ".strides" in g for g in plan.guards):
             # An array without strides (another library's) is laid out unlike the capture's.
             guard = ["    try:", *("    " + line for line in guard)]
             guard += ["    except AttributeError:", "        return MISS"]

@@ -30,6 +30,7 @@ from .tracer import Tracer, capture_lock
 __all__ = ["CompiledFunction", "compile"]
 
 _TENSOR = object()
+_MISS = codegen.MISS
 _EAGER = "eager"
 
 
@@ -100,13 +101,13 @@ class CompiledFunction:
     # -- calling ---------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _tracer._current() is not None:
+        if _tracer._active is not None and _tracer._current() is not None:
             # Called while another function is captured: its code becomes part of that plan.
             return self._run(*args, **kwargs)
         last = self._last
         if last is not None and not kwargs:
             result = last[0](args, last[1])
-            if result is not codegen.MISS:
+            if result is not _MISS:
                 return result
         leaves: list[Tensor] = []
         key = _signature(args, kwargs, leaves)
@@ -760,14 +761,15 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
         )
     # Shapes, dtypes, layouts, devices and requires_grad: one comparison, as for the free
     # tensors.
-    getter_name, getter = codegen.meta_guard([tensor._array for tensor in args])
-    expected = [getter(tensor) for tensor in args]
+    _, getter = codegen.meta_guard([tensor._array for tensor in args])
+    laid_out = getter is codegen.LAID_OUT_META
+    expected = tuple(item for tensor in args for item in getter(tensor))
     name = "argument_meta"
     while name in plan.constants:
         name += "_"
     plan.constants[name] = expected
-    guards.append(f"[*map({getter_name}, L)] == {name}")
-    if getter is codegen.LAID_OUT_META:
+    guards.append(f"{codegen.arguments_meta(len(args), laid_out)} == {name}")
+    if laid_out:
         plan.layout_guards.pop("L", None)
     if len(args) > 1 and _copies_views(list(args)):
         # Where views are copies, arguments sharing memory run eagerly (see _capture_plan).
