@@ -4286,47 +4286,73 @@ def max_unpool2d(
               [0., 4.]]]])
     """
     function = "max_unpool2d"
-    _check_tensor("input", function, input)
-    _check_tensor("indices", function, indices)
-    if input.ndim not in (3, 4) or indices.shape != input.shape:
-        raise ShapeError(
-            f"{function}(): input must be (N, C, H, W) or (C, H, W) and indices of its shape, "
-            f"got {input.shape} and {indices.shape}"
-        )
-    if indices.dtype.kind not in ("signed integer", "unsigned integer"):
-        raise DtypeError(f"{function}(): indices must be integers, got {indices.dtype.name}")
     kernel = _pair(function, "kernel_size", kernel_size, 1)
     step = kernel if stride is None else _pair(function, "stride", stride, 1)
     pad = _pair(function, "padding", padding, 0)
-    sizes = [(n - 1) * st - 2 * p + k for n, st, p, k in zip(input.shape[-2:], step, pad, kernel)]
+    return _max_unpool(function, input, indices, kernel, step, pad, output_size)
+
+
+def _max_unpool(
+    function: str,
+    input: Tensor,
+    indices: Tensor,
+    kernel: tuple[int, ...],
+    step: tuple[int, ...],
+    pad: tuple[int, ...],
+    output_size: Sequence[int] | None,
+) -> Tensor:
+    """:func:`max_unpool2d` over the last ``len(kernel)`` axes, its errors naming ``function``."""
+    nd = len(kernel)
+    axes = ("H", "W") if nd == 2 else ("L",)
+    pool = f"max_pool{nd}d"
+    _check_tensor("input", function, input)
+    _check_tensor("indices", function, indices)
+    if input.ndim not in (nd + 1, nd + 2) or indices.shape != input.shape:
+        batched, single = ", ".join(("N", "C", *axes)), ", ".join(("C", *axes))
+        raise ShapeError(
+            f"{function}(): input must be ({batched}) or ({single}) and indices of its shape "
+            f"(as {pool}(..., return_indices=True) gives them), got {input.shape} and "
+            f"{indices.shape}"
+        )
+    if indices.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(f"{function}(): indices must be integers, got {indices.dtype.name}")
+    sizes = [(n - 1) * st - 2 * p + k for n, st, p, k in zip(input.shape[-nd:], step, pad, kernel)]
     if output_size is not None:
         wanted = tuple(output_size)
-        wanted = wanted[2:] if len(wanted) == 4 else wanted  # the whole shape, as PyTorch takes
-        if len(wanted) != 2 or not all(
+        # the whole shape, as PyTorch takes it
+        wanted = wanted[2:] if len(wanted) == nd + 2 else wanted
+        last = "last two sizes" if nd == 2 else "last size"
+        if len(wanted) != nd or not all(
             isinstance(n, int) and size - st < n < size + st
             for n, size, st in zip(wanted, sizes, step)
         ):
             raise ValueError(
-                f"{function}(): output_size {tuple(output_size)} must give the last two sizes "
-                f"within a stride {step} of {tuple(sizes)} (the sizes that pool to the input's)"
+                f"{function}(): output_size {tuple(output_size)} must give the {last} "
+                f"({', '.join(axes)}) or the whole shape, within a stride {step} of "
+                f"{tuple(sizes)} (the sizes that pool to the input's)"
             )
         sizes = list(wanted)
-    height, width = sizes
-    if height < 1 or width < 1:
-        raise ShapeError(f"{function}(): the output would be empty ({height} x {width})")
-    found = _ops.out_of_range(indices, low=0, high=height * width)
+    planes_size = math.prod(sizes)
+    shown = " x ".join(map(str, sizes))
+    where = "output planes of" if nd == 2 else "output rows of length"
+    if min(sizes) < 1:
+        raise ShapeError(
+            f"{function}(): the output would be empty ({shown}); check kernel_size, stride and "
+            "padding"
+        )
+    found = _ops.out_of_range(indices, low=0, high=planes_size)
     if any_outside(found, f"{function}(): indices outside the output planes"):
         raise IndexOutOfRangeError(
-            f"{function}(): indices must lie in [0, {height * width}) (output planes of "
-            f"{height} x {width}); were they made by max_pool2d with this geometry?"
+            f"{function}(): indices must lie in [0, {planes_size}) ({where} {shown}); were "
+            f"they made by {pool} with this geometry?"
         )
-    planes = input.shape[:-2]
-    count = input.shape[-2] * input.shape[-1]
+    planes = input.shape[:-nd]
+    count = math.prod(input.shape[-nd:])
     flat_values = _ops.reshape(input, (-1, count))
     flat_indices = _ops.reshape(_ops.astype(indices, indices.device.default_int_dtype), (-1, count))
-    out = zeros((flat_values.shape[0], height * width), dtype=input.dtype, device=input.device)
+    out = zeros((flat_values.shape[0], planes_size), dtype=input.dtype, device=input.device)
     out = out.scatter(1, flat_indices, flat_values)
-    return _ops.reshape(out, (*planes, height, width))
+    return _ops.reshape(out, (*planes, *sizes))
 
 
 def max_unpool1d(
@@ -4349,29 +4375,19 @@ def max_unpool1d(
     tensor([[[0., 3., 0., 5.]]])
     """
 
-    def single(value: Any, name: str) -> int:
+    function = "max_unpool1d"
+
+    def single(value: Any, name: str) -> tuple[int]:
         if isinstance(value, (tuple, list)) and len(value) == 1:
             value = value[0]
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"max_unpool1d(): {name} must be an int or a 1-tuple, got {value!r}")
-        return value
+            raise ValueError(f"{function}(): {name} must be an int or a 1-tuple, got {value!r}")
+        return (value,)
 
-    _check_tensor("input", "max_unpool1d", input)
-    if input.ndim not in (2, 3):
-        raise ShapeError(f"max_unpool1d(): input must be (N, C, L) or (C, L), got {input.shape}")
     kernel = single(kernel_size, "kernel_size")
     step = kernel if stride is None else single(stride, "stride")
-    pad = single(padding, "padding")
-    if output_size is not None and len(tuple(output_size)) not in (1, 3):
-        raise ValueError(
-            f"max_unpool1d(): output_size must be (L,) or the whole shape, got {output_size!r}"
-        )
-    size = None if output_size is None else (1, tuple(output_size)[-1])
-    out = max_unpool2d(
-        _ops.expand_dims(input, axis=-2), _ops.expand_dims(indices, axis=-2),
-        (1, kernel), (1, step), (0, pad), size,
-    )  # fmt: skip
-    return _ops.squeeze(out, axis=-2)
+    return _max_unpool(function, input, indices, kernel, step, single(padding, "padding"),
+                       output_size)  # fmt: skip
 
 
 def avg_pool1d(

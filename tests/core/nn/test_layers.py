@@ -445,6 +445,52 @@ def test_max_unpool_1d_and_what_it_refuses() -> None:
         )
 
 
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (
+            lambda v, i: nn.functional.max_unpool1d(v, i[..., :1], 2),
+            plugrad.errors.ShapeError,
+            r"\(N, C, L\) or \(C, L\)",
+        ),
+        (
+            lambda v, i: nn.functional.max_unpool1d(v[None], i[None], 2),
+            plugrad.errors.ShapeError,
+            r"\(N, C, L\)",
+        ),
+        (
+            lambda v, i: nn.functional.max_unpool1d(v, i, 2, output_size=(1, 4)),
+            ValueError,
+            r"last size \(L\)",
+        ),
+        (
+            lambda v, i: nn.MaxUnpool1d(2)(v, i, output_size=(1, 1, 9)),
+            ValueError,
+            r"within a stride \(2,\) of \(4,\)",
+        ),
+        (
+            lambda v, i: nn.MaxUnpool1d(2)(v, i + 5),
+            plugrad.errors.IndexOutOfRangeError,
+            r"\[0, 4\) \(output rows of length 4\).*max_pool1d ",
+        ),
+        (lambda v, i: nn.functional.max_unpool1d(v, v, 2), plugrad.errors.DtypeError, "integers"),
+        (
+            lambda v, i: nn.functional.max_unpool1d(v, i, 1, padding=3),
+            plugrad.errors.ShapeError,
+            "empty",
+        ),
+    ],
+)
+def test_max_unpool_1d_errors_name_it_and_its_shapes(call, error, match) -> None:
+    values, indices = nn.functional.max_pool1d(
+        plugrad.tensor([[[1.0, 3.0, 2.0, 5.0]]]), 2, return_indices=True
+    )
+    with pytest.raises(error, match=match) as raised:
+        call(values, indices)
+    assert str(raised.value).startswith("max_unpool1d(): ")
+    assert "2d" not in str(raised.value)
+
+
 @pytest.mark.parametrize("norm_type", [2, 1, 3, 1.5, math.inf, -math.inf])
 @pytest.mark.parametrize(
     ("make", "shape"),
