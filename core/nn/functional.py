@@ -4932,7 +4932,7 @@ _INTERPOLATION = {
     "linear": (1,),
     "bilinear": (2,),
     "trilinear": (3,),
-    "area": (1, 2),
+    "area": (1, 2, 3),
     "bicubic": (2,),
 }
 
@@ -5256,7 +5256,8 @@ def interpolate(
         ``"linear"`` takes 3-d input, ``"bilinear"`` and ``"bicubic"`` 4-d,
         ``"trilinear"`` 5-d; ``"bicubic"`` is PyTorch's cubic convolution
         (``a = -0.75``, an integer image rounded into its range after each axis);
-        ``"area"`` is :func:`adaptive_avg_pool1d`/:func:`adaptive_avg_pool2d`.
+        ``"area"`` is :func:`adaptive_avg_pool1d`, :func:`adaptive_avg_pool2d` or
+        :func:`adaptive_avg_pool3d` (3-, 4- or 5-d input).
         An integer image (``uint8``) is interpolated in floating point and rounded to
         the nearest value, halves to even: PyTorch's CPU kernel for ``uint8`` uses
         fixed-point weights, and where the scale is not a whole factor its values may
@@ -5331,6 +5332,8 @@ def interpolate(
     if mode == "area":
         if nd == 1:
             return adaptive_avg_pool1d(input, sizes[0])
+        if nd == 3:
+            return adaptive_avg_pool3d(input, sizes)
         return adaptive_avg_pool2d(input, (sizes[0], sizes[1]))
     out = input
     integral = linear and input.dtype.kind in ("signed integer", "unsigned integer", "bool")

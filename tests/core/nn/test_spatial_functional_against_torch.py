@@ -311,6 +311,11 @@ RESAMPLING = {
     ),
     "area": (lambda F, lib, x: F.interpolate(x, size=(3, 4), mode="area"), (X2,)),
     "area 1-d": (lambda F, lib, x: F.interpolate(x, scale_factor=0.5, mode="area"), (X1,)),
+    "area 3-d": (lambda F, lib, x: F.interpolate(x, size=(3, 2, 4), mode="area"), (X3,)),
+    "area 3-d up": (
+        lambda F, lib, x: F.interpolate(x, scale_factor=(1.5, 2, 0.5), mode="area"),
+        (X3,),
+    ),
     "unfold": (lambda F, lib, x: F.unfold(x, (2, 3)), (X2,)),
     "unfold strided, padded, dilated": (lambda F, lib, x: F.unfold(x, 2, 2, 1, 2), (X2,)),
     "unfold unbatched": (

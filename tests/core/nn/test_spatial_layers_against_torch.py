@@ -140,6 +140,7 @@ LAYERS = {
         lambda m: m.Upsample(size=(7, 5), mode="bilinear", align_corners=False),
         batch(1, 2, 3, 4),
     ),
+    "Upsample area 3-d": (lambda m: m.Upsample(size=(2, 3, 2), mode="area"), batch(2, 3, 5, 4, 3)),
     "UpsamplingNearest2d": (lambda m: m.UpsamplingNearest2d(size=(5, 7)), batch(1, 2, 3, 4)),
     "UpsamplingBilinear2d": (lambda m: m.UpsamplingBilinear2d(scale_factor=2), batch(1, 2, 3, 4)),
     "Unfold": (lambda m: m.Unfold((2, 3), padding=1, stride=2), batch(2, 3, 5, 6)),
