@@ -299,6 +299,10 @@ def binary_cross_entropy(input: TensorLike, target: TensorLike, /, *, out: Any =
     """Binary cross-entropy of probabilities ``input`` against ``target``, element-wise."""
 
 
+def binary_cross_entropy_backward(g: TensorLike, input: TensorLike, target: TensorLike, /, *, out: Any = ...) -> Tensor:
+    """The gradient of :func:`binary_cross_entropy` with respect to its probabilities."""
+
+
 def binary_cross_entropy_with_logits(input: TensorLike, target: TensorLike, weight: TensorLike | None = ..., pos_weight: TensorLike | None = ..., *, out: Any = ...) -> Tensor:
     """Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably."""
 

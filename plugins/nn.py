@@ -497,6 +497,11 @@ _BCE_EPSILON = 9.999999960041972e-13
 
 
 def _bce_probabilities_grad_input(xp: Any, g: Any, ans: Any, input: Any, target: Any) -> Any:
+    # An op of its own, whose derivatives are PyTorch's (not those of its clamped formula).
+    return xp.binary_cross_entropy_backward(g, input, target)
+
+
+def _bce_backward(xp: Any, g: Any, input: Any, target: Any, /) -> Any:
     # In float32 for float16, rounded once (as PyTorch): a mean's g (1 / N) times
     # input - target underflowed float16 to 0, and 1e-12 is 0 there.
     return in_float32_if_half(xp, _bce_input_slope, g, input, target)
@@ -508,6 +513,30 @@ def _bce_input_slope(xp: Any, g: Any, input: Any, target: Any) -> Any:
     return g * (input - target) / xp.maximum(input * (1.0 - input), _BCE_EPSILON)
 
 
+def _bce_backward_grad_input(xp: Any, gg: Any, ans: Any, g: Any, input: Any, target: Any) -> Any:
+    return in_float32_if_half(xp, _bce_curvature, gg, g, input, target)
+
+
+def _bce_curvature(xp: Any, gg: Any, g: Any, input: Any, target: Any) -> Any:
+    # PyTorch's second derivative, not that of the bounded slope above (1 / 1e-12 where
+    # p is within 1e-12 of a label 0 or 1): the unclamped loss's, with 1e-12 added to p and
+    # to 1 - p, so 0 at p equal to a label 0 or 1. The loss's own curvature there is 1
+    # (-log(1 - p) at p = 0), but that 0 goes with the slope, 0 there too: kept. Its numerator
+    # p**2 - 2 p y + y is written (p - y)**2 + y (1 - y), which does not cancel near p = y = 1
+    # (there PyTorch's gives 0 in float32 up to p = 0.9999, its curvature near p = y = 0 ~1).
+    bounded = (input + 1e-12) * ((1.0 - input) + 1e-12)
+    return gg * g * ((input - target) ** 2 + target * (1.0 - target)) / (bounded * bounded)
+
+
+def _bce_backward_grad_target(xp: Any, gg: Any, ans: Any, g: Any, input: Any, target: Any) -> Any:
+    return in_float32_if_half(xp, _bce_target_slope, gg, g, input)
+
+
+def _bce_target_slope(xp: Any, gg: Any, g: Any, input: Any) -> Any:
+    # PyTorch's bound here is 1e-12 itself, not its float32 rounding as in the slope.
+    return -(gg * g) / xp.maximum(input * (1.0 - input), 1e-12)
+
+
 def _bce_probabilities_grad_target(xp: Any, g: Any, ans: Any, input: Any, target: Any) -> Any:
     log_p, log_q = _logs(xp, input, -math.inf)  # PyTorch's: not clamped (inf at 0 and 1)
     return g * (log_q - log_p)
@@ -517,6 +546,12 @@ binary_cross_entropy = nn_op(
     "binary_cross_entropy", _bce_probabilities,
     vjp=(_bce_probabilities_grad_input, _bce_probabilities_grad_target), broadcasting=True,
     doc="Binary cross-entropy of probabilities ``input`` against ``target``, element-wise.")
+
+binary_cross_entropy_backward = nn_op(
+    "binary_cross_entropy_backward", _bce_backward, broadcasting=True,
+    vjp=(lambda xp, gg, ans, g, input, target: xp.binary_cross_entropy_backward(gg, input, target),
+         _bce_backward_grad_input, _bce_backward_grad_target),
+    doc="The gradient of :func:`binary_cross_entropy` with respect to its probabilities.")
 
 # -- layer norm ---------------------------------------------------------------------------
 

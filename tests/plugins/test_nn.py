@@ -295,6 +295,15 @@ CASES = [
         inputs=lambda seed: uniform(seed, ((3, 4), (0.05, 0.95)), ((3, 4), (0.0, 1.0))),
     ),
     OpCase(
+        "binary_cross_entropy_backward",
+        "bce-probabilities-backward",
+        lambda g, p, y: ops.binary_cross_entropy_backward(g, p, y),
+        lambda g, p, y: g * (p - y) / (p * (1 - p)),
+        inputs=lambda seed: uniform(
+            seed, ((3, 4), (-2.0, 2.0)), ((3, 4), (0.05, 0.95)), ((3, 4), (0.0, 1.0))
+        ),
+    ),
+    OpCase(
         "layer_norm",
         "layer_norm",
         lambda x, w, b: ops.layer_norm(x, w, b, ndim=1),

@@ -221,6 +221,46 @@ def test_binary_cross_entropy_gradient_at_saturated_probabilities_is_pytorchs():
         np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12)
 
 
+#: Probabilities at and beside 0 and 1, inside and outside the bound 1e-12 of the slope.
+_BCE_GRID = np.array([0.0, 1e-300, 1e-13, 5e-13, 9.999999960041972e-13, 1e-12, 2e-12, 1e-6,
+                      0.3, 0.5, 1 - 1e-6, 1 - 2e-12, 1 - 1e-13, 1 - 2**-53, 1.0])  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+@pytest.mark.parametrize("label", [0.0, 1.0, 0.3])
+def test_binary_cross_entropy_second_derivative_is_pytorchs(label, reduction, weighted, dtype):
+    # Was 1 / 1e-12 where p is within 1e-12 of its label 0 or 1 (the bounded slope's
+    # derivative); PyTorch's is 0 at p equal to the label and finite everywhere.
+    p = _BCE_GRID.astype(dtype)
+    y = np.full(len(p), label, dtype=dtype)
+    weight = np.linspace(0.5, 2.5, len(p)).astype(dtype) if weighted else None
+    ours, our_target = _bce_curvatures(plugrad, F, p, y, reduction, weight)
+    theirs, their_target = _bce_curvatures(torch, TF, p, y, reduction, weight)
+    if label == 1.0:
+        # PyTorch's numerator p**2 - 2 p + 1 cancels below p = 1 (0 there in float32 up to
+        # p = 0.9999): there, the mirror image of the loss (1 - p against the label 0).
+        mirrored, _ = _bce_curvatures(torch, TF, 1 - p, 1 - y, reduction, weight)
+        theirs = np.where((p > 0.5) & (p < 1), mirrored, theirs)
+    rtol = 1e-10 if dtype == "float64" else 2e-6
+    np.testing.assert_allclose(ours, theirs, rtol=rtol)
+    np.testing.assert_allclose(our_target, their_target, rtol=rtol)
+    assert label == 0.3 or (ours[p == label] == 0).all()
+
+
+def _bce_curvatures(lib, functional, p, y, reduction, weight):
+    """The derivatives of ``sum(d loss / d p * outer)`` with respect to ``p`` and ``y``."""
+    x = lib.tensor(p.copy(), requires_grad=True)
+    target = lib.tensor(y.copy(), requires_grad=True)
+    options = {} if weight is None else {"weight": lib.tensor(weight.copy())}
+    loss = functional.binary_cross_entropy(x, target, reduction=reduction, **options)
+    (slope,) = lib.autograd.grad(loss, x, create_graph=True)
+    outer = lib.tensor(np.linspace(1.0, 2.0, len(p)).astype(p.dtype))
+    curvature, target_curvature = lib.autograd.grad((slope * outer).sum(), [x, target])
+    return curvature.numpy(), target_curvature.numpy()
+
+
 def _bce_both(p: np.ndarray, y: np.ndarray, reduction: str):
     results = []
     for lib, functional in ((plugrad, F), (torch, TF)):
