@@ -537,14 +537,22 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     tensor([-0.6321,  2.0000])
     """
 
-    def formula(x: Tensor) -> Tensor:
-        # NOTE: expm1 of the non-positive part only: a large positive input would overflow
-        # exp in the branch where() discards, and its gradient would be 0 * inf = nan. Not
-        # minimum(x, 0), whose gradient at the tie 0 is halved.
-        negative = _ops.where(x > 0, 0.0, x)
-        return _ops.where(x > 0, x, alpha * _ops.expm1(negative))
+    return _activation(elu, input, inplace, lambda x: _exponential_below_zero(x, alpha, 1.0),
+                       alpha)  # fmt: skip
 
-    return _activation(elu, input, inplace, formula, alpha)
+
+def _exponential_below_zero(x: Tensor, alpha: float, width: float) -> Tensor:
+    """``x`` where positive, else ``alpha * expm1(x / width)``: :func:`elu` and :func:`celu`."""
+    # NOTE: expm1 of the non-positive part only: a large positive input would overflow
+    # exp in the branch where() discards, and its gradient would be 0 * inf = nan. Not
+    # minimum(x, 0), whose gradient at the tie 0 is halved.
+    positive = x > 0
+    negative = _ops.where(positive, 0.0, x)
+    curve = alpha * _ops.expm1(negative / width if width != 1.0 else negative)
+    # At 0 itself the line of the curve's slope: the same value and first derivative (the
+    # negative side's), and a second derivative of 0 (the positive side's), as PyTorch's.
+    line = x * (alpha / width)
+    return _ops.where(positive, x, _ops.where(x == 0, line, curve))
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -753,11 +761,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if alpha == 0:
         raise ValueError("celu(): alpha must not be 0 (it divides the input)")
 
-    def formula(x: Tensor) -> Tensor:
-        negative = _ops.where(x > 0, 0.0, x)
-        return _ops.where(x > 0, x, alpha * _ops.expm1(negative / alpha))
-
-    return _activation(celu, input, inplace, formula, alpha)
+    return _activation(celu, input, inplace, lambda x: _exponential_below_zero(x, alpha, alpha),
+                       alpha)  # fmt: skip
 
 
 @takes_out

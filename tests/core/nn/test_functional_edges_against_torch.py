@@ -509,3 +509,36 @@ def test_softplus_derivatives_stay_exact_for_large_inputs(beta, threshold):
     # large threshold); softplus(s) is s there.
     values = F.softplus(x, beta, threshold).detach().numpy()
     np.testing.assert_allclose(values, np.logaddexp(0.0, s) / beta, rtol=1e-6, atol=1e-30)
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "kink"),
+    [
+        ("elu", {}, 0.0),
+        ("elu", {"alpha": 0.5}, 0.0),
+        ("elu", {"alpha": 2.0}, 0.0),
+        ("celu", {}, 0.0),
+        ("celu", {"alpha": 2.0}, 0.0),
+        ("selu", {}, 0.0),
+        ("huber_loss", {"delta": 0.5}, 0.5),
+        ("smooth_l1_loss", {"beta": 2.0}, 2.0),
+    ],
+)
+def test_derivatives_at_a_kink_take_pytorchs_sides(name, options, kink):
+    # elu, celu and selu at 0: the slope is the negative side's, the second derivative the
+    # positive side's (0); it was the negative side's too (alpha).
+    points = np.array([-kink - 1e-9, -kink, 0.0, kink, kink + 1e-9, kink - 1e-9, -0.0])
+    results = []
+    for lib, functional in ((plugrad, F), (torch, TF)):
+        x = lib.tensor(points.copy(), requires_grad=True)
+        if name.endswith("loss"):
+            y = getattr(functional, name)(x, lib.zeros(len(points), dtype=lib.float64),
+                                          reduction="none", **options)  # fmt: skip
+        else:
+            y = getattr(functional, name)(x, **options)
+        (first,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (second,) = lib.autograd.grad(first.sum(), x)
+        results.append((first.detach().numpy(), second.numpy()))
+    (first, second), (their_first, their_second) = results
+    np.testing.assert_allclose(first, their_first, rtol=1e-12)
+    np.testing.assert_allclose(second, their_second, rtol=1e-12)
