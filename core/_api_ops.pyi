@@ -278,6 +278,11 @@ from ._api_types import TensorLike
 from .tensor import Tensor
 
 
+class _ctc_loss_result(NamedTuple):
+    loss: Tensor
+    log_alpha: Tensor
+
+
 class _max_pool2d_result(NamedTuple):
     values: Tensor
     indices: Tensor
@@ -325,6 +330,14 @@ def counted_weight(logits: TensorLike, target: TensorLike, weight: TensorLike | 
 
 def cross_entropy(logits: TensorLike, target: TensorLike, weight: TensorLike | None = ..., *, ignore_index: int = ..., label_smoothing: float = ..., out: Any = ...) -> Tensor:
     """Cross-entropy of ``logits`` against integer classes ``target``."""
+
+
+def ctc_loss(log_probs: TensorLike, targets: TensorLike, input_lengths: TensorLike, target_lengths: TensorLike, /, *, blank: int = ..., zero_infinity: bool = ...) -> _ctc_loss_result:
+    """Connectionist temporal classification loss of each sample (and the forward variables log_alpha, ``(T, N, 2S+1)``) for log-probabilities ``(T, N, C)`` and padded targets ``(N, S)``."""
+
+
+def ctc_loss_backward(grad: TensorLike, log_probs: TensorLike, targets: TensorLike, input_lengths: TensorLike, target_lengths: TensorLike, log_alpha: TensorLike, /, *, blank: int = ..., zero_infinity: bool = ..., out: Any = ...) -> Tensor:
+    """The gradient of :func:`ctc_loss` with respect to its log-probabilities, from its log_alpha."""
 
 
 def digamma(x: TensorLike, /, *, out: Any = ...) -> Tensor:

@@ -28,7 +28,7 @@ import functools
 import math
 from typing import Any
 
-from plugrad.errors import AxisError, DtypeError
+from plugrad.errors import AxisError, BackwardError, DtypeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._error_function import erf_values, erfc_values
@@ -474,6 +474,214 @@ binary_cross_entropy_with_logits = nn_op(
     "binary_cross_entropy_with_logits", _bce, inputs=("input", "target", "weight", "pos_weight"),
     vjp=(_bce_grad_input, _bce_grad_target, _bce_grad_weight, _bce_grad_pos_weight),
     broadcasting=True, doc="Binary cross-entropy of ``sigmoid(input)`` against ``target``, stably.")
+
+# -- connectionist temporal classification -----------------------------------------------
+# The labels are extended with a blank before, between and after them (2 * S + 1 states);
+# log_alpha[t, n, s] is the log-probability of the paths over frames 0..t that end in state
+# s. The recursions loop over the frames only, each step one set of array operations over
+# the batch and the states.
+
+
+def _logaddexp3(xp: Any, a: Any, b: Any, c: Any) -> Any:
+    """``log(exp(a) + exp(b) + exp(c))`` without overflow, -inf where all three are -inf."""
+    top = xp.maximum(xp.maximum(a, b), c)
+    finite = top > -math.inf
+    shift = xp.where(finite, top, 0.0)
+    total = xp.exp(a - shift) + xp.exp(b - shift) + xp.exp(c - shift)
+    # (log(1) + -inf where nothing is reachable: no log(0) warning)
+    return xp.log(xp.where(finite, total, 1.0)) + top
+
+
+def _ctc_shifted(xp: Any, x: Any, by: int, fill: Any) -> Any:
+    """``x`` moved ``by`` states along its last axis (up if positive), ``fill`` coming in."""
+    states = x.shape[-1]
+    width = min(abs(by), states)
+    pad = xp.full((*x.shape[:-1], width), fill, dtype=x.dtype, device=device_of(x))
+    if by > 0:
+        return xp.concat([pad, x[..., : states - width]], axis=-1)
+    return xp.concat([x[..., width:], pad], axis=-1)
+
+
+def _ctc_states(xp: Any, log_probs: Any, targets: Any, target_lengths: Any, blank: int) -> Any:
+    """The extended labels' emissions ``(T, N, 2S+1)``, where a state may be reached from
+    two states below (a label unlike the one before it), and the states of each sample."""
+    steps, batch, _ = log_probs.shape
+    labels = targets.shape[1]
+    states = 2 * labels + 1
+    device = device_of(log_probs)
+    lengths = xp.reshape(target_lengths, (batch, 1))
+    # Padding past a sample's length may hold anything (-1, a class out of range): blanks.
+    used = xp.reshape(xp.arange(labels, device=device), (1, labels)) < lengths
+    last = xp.full((batch, 1), blank, dtype=targets.dtype, device=device)
+    if labels:
+        labels_used = xp.where(used, targets, blank)
+        blanks = xp.full((batch, labels), blank, dtype=targets.dtype, device=device)
+        extended = xp.reshape(xp.stack([blanks, labels_used], axis=2), (batch, 2 * labels))
+        extended = xp.concat([extended, last], axis=1)
+    else:  # (an empty stack is more than Dask's reshape takes)
+        extended = last
+    skip = xp.zeros((batch, min(2, states)), dtype=xp.bool, device=device)
+    if labels:
+        skips = (extended[:, 2:] != blank) & (extended[:, 2:] != extended[:, :-2])
+        skip = xp.concat([skip, skips], axis=1)
+    emissions = xp.take_along_axis(
+        log_probs, xp.broadcast_to(xp.reshape(extended, (1, batch, states)),
+                                   (steps, batch, states)), axis=2,
+    )
+    state = xp.reshape(xp.arange(states, device=device), (1, states))
+    return extended, emissions, skip, state, lengths
+
+
+def _ctc_likelihood(
+    xp: Any, last: Any, state: Any, input_lengths: Any, target_lengths: Any
+) -> Any:
+    """The negative log-likelihood of each sample from ``last``, log_alpha at its last frame."""
+    lengths = xp.reshape(target_lengths, (-1, 1))
+    final = (state == 2 * lengths) | (state == 2 * lengths - 1)
+    ends = xp.where(final, last, -math.inf)
+    top = xp.max(ends, axis=1)
+    finite = top > -math.inf
+    shift = xp.where(finite, top, 0.0)
+    total = xp.sum(xp.exp(ends - xp.reshape(shift, (-1, 1))), axis=1)
+    nll = -(xp.log(xp.where(finite, total, 1.0)) + top)
+    # No frames: only the empty target is possible, with probability 1.
+    empty = xp.where(target_lengths == 0, xp.zeros_like(nll), math.inf)
+    return xp.where(input_lengths == 0, empty, nll)
+
+
+def _ctc_loss_kernel(
+    xp: Any,
+    log_probs: Any,
+    targets: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    /,
+    *,
+    blank: int = 0,
+    zero_infinity: bool = False,
+) -> Any:
+    _, emissions, skip, state, _ = _ctc_states(xp, log_probs, targets, target_lengths, blank)
+    frames = xp.reshape(input_lengths, (-1, 1))
+    alpha = xp.where(state < 2, emissions[0, ...], -math.inf)
+    alphas = [alpha]
+    for t in range(1, log_probs.shape[0]):
+        step = _logaddexp3(
+            xp, alpha, _ctc_shifted(xp, alpha, 1, -math.inf),
+            xp.where(skip, _ctc_shifted(xp, alpha, 2, -math.inf), -math.inf),
+        ) + emissions[t, ...]
+        # Past a sample's last frame its alphas stay: the last row holds each final one.
+        alpha = xp.where(t < frames, step, alpha)
+        alphas.append(alpha)
+    log_alpha = xp.stack(alphas, axis=0)
+    nll = _ctc_likelihood(xp, alpha, state, input_lengths, target_lengths)
+    if zero_infinity:
+        nll = xp.where(nll == math.inf, 0.0, nll)
+    return nll, log_alpha
+
+
+def _ctc_loss_grad(
+    xp: Any,
+    g: Any,
+    ans: Any,
+    log_probs: Any,
+    targets: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    *,
+    blank: int,
+    zero_infinity: bool,
+) -> Any:
+    return xp.ctc_loss_backward(g[0], log_probs, targets, input_lengths, target_lengths, ans[1],
+                                blank=blank, zero_infinity=zero_infinity)
+
+
+ctc_loss = nn_op("ctc_loss", _ctc_loss_kernel, vjp=(_ctc_loss_grad, None, None, None),
+                 output_names=("loss", "log_alpha"), nondifferentiable_outputs=(1,),
+                 doc="Connectionist temporal classification loss of each sample (and the "
+                     "forward variables log_alpha, ``(T, N, 2S+1)``) for log-probabilities "
+                     "``(T, N, C)`` and padded targets ``(N, S)``.")
+
+
+def _ctc_backward_with(scatter_add: Any) -> Any:
+    """The ``ctc_loss_backward`` kernel that sums the states of a class with ``scatter_add``."""
+
+    def kernel(
+        xp: Any,
+        grad: Any,
+        log_probs: Any,
+        targets: Any,
+        input_lengths: Any,
+        target_lengths: Any,
+        log_alpha: Any,
+        /,
+        *,
+        blank: int = 0,
+        zero_infinity: bool = False,
+    ) -> Any:
+        steps, batch, classes = log_probs.shape
+        extended, emissions, skip, state, lengths = _ctc_states(
+            xp, log_probs, targets, target_lengths, blank
+        )
+        states = state.shape[1]
+        frames = xp.reshape(input_lengths, (-1, 1))
+        final = (state == 2 * lengths) | (state == 2 * lengths - 1)
+        skip_up = _ctc_shifted(xp, skip, -2, False)  # s + 2 reachable from s
+        # log_beta[t, n, s]: the paths over frames t.. of sample n from state s, frame t's
+        # emission included (so alpha + beta counts it twice).
+        beta = xp.full((batch, states), -math.inf, dtype=log_probs.dtype,
+                       device=device_of(log_probs))
+        betas = []
+        for t in range(steps - 1, -1, -1):
+            step = _logaddexp3(
+                xp, beta, _ctc_shifted(xp, beta, -1, -math.inf),
+                xp.where(skip_up, _ctc_shifted(xp, beta, -2, -math.inf), -math.inf),
+            ) + emissions[t, ...]
+            start = xp.where(final, emissions[t, ...], -math.inf)
+            beta = xp.where(t == frames - 1, start, xp.where(t < frames - 1, step, -math.inf))
+            betas.append(beta)
+        log_beta = xp.stack(betas[::-1], axis=0)
+        nll = _ctc_likelihood(xp, log_alpha[-1, ...], state, input_lengths, target_lengths)
+        feasible = nll < math.inf
+        shift = xp.reshape(xp.where(feasible, nll, 0.0), (1, batch, 1))
+        # The posterior probability of each state at each frame, at most 1: summed by class
+        # without the underflow of a log-space sum of small terms.
+        occupancy = xp.exp(log_alpha + log_beta - emissions + shift)
+        offsets = xp.reshape(
+            xp.arange(steps * batch, dtype=extended.dtype, device=device_of(extended)),
+            (steps, batch, 1),
+        ) * classes
+        key = xp.reshape(offsets + xp.reshape(extended, (1, batch, states)), (-1,))
+        posterior = xp.reshape(
+            scatter_add(xp, xp.reshape(occupancy, (-1,)), key=key,
+                        shape=(steps * batch * classes,)),
+            (steps, batch, classes),
+        )
+        # The gradient through a log-softmax's normalization, as PyTorch gives it: exp(lp)
+        # minus the posterior (it is the gradient of the logits when lp = log_softmax(logits)).
+        out = xp.exp(log_probs) - posterior
+        # An impossible alignment: 0 with zero_infinity, else NaN (as PyTorch).
+        out = xp.where(xp.reshape(feasible, (1, batch, 1)), out, 0.0 if zero_infinity else math.nan)
+        during = xp.reshape(xp.arange(steps, device=device_of(log_probs)), (steps, 1, 1)) < (
+            xp.reshape(input_lengths, (1, batch, 1))
+        )
+        return xp.where(during, out * xp.reshape(grad, (1, batch, 1)), 0.0)
+
+    return kernel
+
+
+def _ctc_twice(xp: Any, g: Any, ans: Any, *inputs: Any, **params: Any) -> Any:
+    raise BackwardError(
+        "ctc_loss() is differentiable once, as PyTorch's: its gradient has no derivative of "
+        "its own. Differentiate it without create_graph=True, or write the loss from "
+        "plugrad's ops for higher derivatives"
+    )
+
+
+ctc_loss_backward = nn_op("ctc_loss_backward", _ctc_backward_with(scatter_add_generic),
+                          kernels={"numpy": _ctc_backward_with(scatter_add_numpy)},
+                          vjp=(_ctc_twice, _ctc_twice, None, None, None, None),
+                          doc="The gradient of :func:`ctc_loss` with respect to its "
+                              "log-probabilities, from its log_alpha.")
 
 # -- binary cross-entropy of probabilities ---------------------------------------------------
 

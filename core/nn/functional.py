@@ -128,6 +128,7 @@ __all__ = [
     "gaussian_nll_loss",
     "multilabel_soft_margin_loss",
     "multi_margin_loss",
+    "ctc_loss",
     "dropout1d",
     "dropout2d",
     "dropout3d",
@@ -3143,6 +3144,229 @@ def multi_margin_loss(
     loss = _ops.sum(hinge, axis=1) / classes
     if input.ndim < 2:
         loss = _ops.reshape(loss, target.shape)
+    return _reduce(loss, reduction)
+
+
+def _ctc_lengths(name: str, value: Any, samples: int, batched: bool) -> list[int]:
+    """``input_lengths`` or ``target_lengths`` of ``ctc_loss`` as a list of ints, checked."""
+    function = "ctc_loss"
+    if isinstance(value, Tensor):
+        if value.dtype.kind not in ("signed integer", "unsigned integer"):
+            raise DtypeError(
+                f"{function}(): {name} must hold integers, got a {value.dtype.name} tensor; "
+                f"convert it with {name}.long()"
+            )
+        if value.ndim > 1:
+            raise ShapeError(
+                f"{function}(): {name} must be 1-d, one length per sample, got shape {value.shape}"
+            )
+        lengths = _ops.reshape(value, (-1,)).tolist()
+    elif isinstance(value, (list, tuple)):
+        lengths = list(value)
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool) and not batched:
+        lengths = [value]
+    else:
+        raise ArgumentError(
+            f"{function}(): {name} must be a tensor of integers or a list or tuple of ints, "
+            f"got {type(value).__name__}"
+        )
+    for length in lengths:
+        if not isinstance(length, numbers.Integral) or isinstance(length, bool):
+            raise ArgumentError(
+                f"{function}(): {name} must hold ints, got {type(length).__name__} {length!r}"
+            )
+    if len(lengths) != samples:
+        raise ShapeError(
+            f"{function}(): {name} must hold one length per sample ({samples}), got {len(lengths)}"
+        )
+    for length in lengths:
+        if length < 0:
+            raise InvalidArgumentError(
+                f"{function}(): {name} must not be negative, got {int(length)}"
+            )
+    return [int(length) for length in lengths]
+
+
+def _ctc_padded_targets(
+    targets: Tensor, target_lengths: list[int], batched: bool, index_dtype: Any
+) -> Tensor:
+    """``ctc_loss``'s targets as ``(N, S)``, one row per sample (past its length: anything)."""
+    function = "ctc_loss"
+    if targets.ndim == 2 and batched:
+        longest = targets.shape[1]
+        for n, length in enumerate(target_lengths):
+            if length > longest:
+                raise ShapeError(
+                    f"{function}(): target_lengths[{n}] is {length}, longer than the padded "
+                    f"targets ({longest} per sample, shape {targets.shape}); pad the targets "
+                    "to the longest length"
+                )
+        return targets
+    if targets.ndim != 1:
+        expected = "(N, S) padded or 1-d concatenated" if batched else "1-d (S,)"
+        raise ShapeError(
+            f"{function}(): targets must be {expected} for log_probs of "
+            f"{'(T, N, C)' if batched else '(T, C)'}, got shape {targets.shape}"
+        )
+    if not batched:
+        if target_lengths[0] > targets.shape[0]:
+            raise ShapeError(
+                f"{function}(): target_lengths is {target_lengths[0]}, longer than the "
+                f"targets (shape {targets.shape})"
+            )
+        return _ops.reshape(targets, (1, targets.shape[0]))
+    total = sum(target_lengths)
+    if targets.shape[0] != total:
+        raise ShapeError(
+            f"{function}(): 1-d targets are every sample's labels one after another, "
+            f"sum(target_lengths) = {total} of them, got {targets.shape[0]}; or give them "
+            "padded, (N, S)"
+        )
+    longest = max(target_lengths)
+    if total == 0:
+        return zeros((len(target_lengths), 0), dtype=targets.dtype, device=targets.device)
+    starts = [sum(target_lengths[:n]) for n in range(len(target_lengths))]
+    # Past a sample's length any label will do: the op reads a blank there.
+    index = [[min(start + s, total - 1) for s in range(longest)] for start in starts]
+    positions = asarray(index, dtype=index_dtype, device=targets.device)
+    return _ops.reshape(
+        _ops.take(targets, _ops.reshape(positions, (-1,)), axis=0), (len(target_lengths), longest)
+    )
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Tensor | Sequence[int],
+    target_lengths: Tensor | Sequence[int],
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """Connectionist temporal classification loss: ``-log`` of the summed probability of
+    every alignment of each target with its input.
+
+    An alignment gives each frame a class, the labels in order with blanks before,
+    between and after them (a repeated label needs a blank between its copies);
+    the forward variables are computed in log space, and the gradient by the
+    forward-backward formula in one op of its own.
+
+    Parameters
+    ----------
+    log_probs : Tensor
+        ``(T, N, C)`` log-probabilities (``log_softmax`` over the classes) of ``T``
+        frames, ``N`` samples and ``C`` classes blank included; ``(T, C)`` for one
+        sample. ``float32`` or ``float64``.
+    targets : Tensor
+        Integer labels: ``(N, S)`` padded (past each target length anything is
+        ignored), or 1-d, every sample's labels one after another
+        (``sum(target_lengths)`` of them); ``(S,)`` for one sample. No label may be
+        ``blank``.
+    input_lengths, target_lengths : Tensor or sequence of int
+        Frames (at most ``T``) and labels of each sample, ``(N,)``; a 0-d tensor
+        or an int for one sample. Frames past a sample's length take no part and get
+        gradient 0.
+    blank : int
+        The class of the blank, in ``[0, C)``.
+    reduction : {"mean", "sum", "none"}
+        ``"mean"`` divides each sample's loss by its target length (1 for an empty
+        target), then averages over the batch.
+    zero_infinity : bool
+        Give 0 (and gradient 0) for a target no alignment fits (input too short),
+        instead of ``inf`` (and a NaN gradient).
+
+    Notes
+    -----
+    As PyTorch's, the gradient with respect to ``log_probs`` is that of the logits
+    they were normalized from (``exp(log_probs)`` minus the posterior probability of
+    each class at each frame): the same, once back through ``log_softmax``, as the
+    true derivative. It is differentiable once: a second derivative raises
+    :class:`~plugrad.errors.BackwardError`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> log_probs = plugrad.zeros(4, 1, 3).log_softmax(2).requires_grad_()
+    >>> loss = F.ctc_loss(log_probs, plugrad.tensor([[1, 2]]), [4], [2], reduction="sum")
+    >>> loss
+    tensor(1.6864, grad_fn=<SumBackward>)
+    >>> loss.backward()
+    >>> log_probs.grad[0]
+    tensor([[ 0.0000, -0.3333,  0.3333]])
+    """
+    function = "ctc_loss"
+    _check_loss(function, reduction, log_probs=log_probs, targets=targets)
+    if log_probs.dtype not in (_dtypes.float32, _dtypes.float64):
+        raise DtypeError(
+            f"{function}(): log_probs must be float32 or float64, got {log_probs.dtype.name}; "
+            "convert them with log_probs.float()"
+        )
+    if log_probs.ndim not in (2, 3):
+        raise ShapeError(
+            f"{function}(): log_probs must be (T, N, C), or (T, C) for one sample, got shape "
+            f"{log_probs.shape}"
+        )
+    if log_probs.numel() == 0:
+        raise ShapeError(f"{function}(): log_probs must not be empty, got shape {log_probs.shape}")
+    if targets.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(
+            f"{function}(): targets must hold integer class indices, got "
+            f"{targets.dtype.name}; convert them with targets.long()"
+        )
+    batched = log_probs.ndim == 3
+    steps, classes = log_probs.shape[0], log_probs.shape[-1]
+    samples = log_probs.shape[1] if batched else 1
+    if (
+        isinstance(blank, bool)
+        or not isinstance(blank, numbers.Integral)
+        or not (0 <= blank < classes)
+    ):
+        raise InvalidArgumentError(
+            f"{function}(): blank must be a class index in [0, {classes}), got {blank!r}"
+        )
+    blank = int(blank)
+    frames = _ctc_lengths("input_lengths", input_lengths, samples, batched)
+    labels = _ctc_lengths("target_lengths", target_lengths, samples, batched)
+    for n, length in enumerate(frames):
+        if length > steps:
+            raise InvalidArgumentError(
+                f"{function}(): input_lengths[{n}] is {length}, but log_probs have only {steps} "
+                "frames (T)"
+            )
+    index_dtype = log_probs.device.default_int_dtype
+    padded = _ctc_padded_targets(targets, labels, batched, index_dtype)
+    padded = _ops.astype(padded, index_dtype)
+    label_lengths = asarray(labels, dtype=index_dtype, device=log_probs.device)
+    used = arange(padded.shape[1], device=log_probs.device)[None, :] < label_lengths[:, None]
+    wrong = _ops.logical_and(used, (padded < 0) | (padded >= classes) | (padded == blank))
+    if bool(_ops.any(wrong)):
+        flags = _ops.reshape(wrong, (-1,)).tolist()
+        bad = [v for v, w in zip(_ops.reshape(padded, (-1,)).tolist(), flags, strict=True) if w]
+        if bad[0] == blank:
+            raise InvalidArgumentError(
+                f"{function}(): the targets hold the blank ({blank}) as a label; the blank "
+                "is implicit between labels: leave it out of the targets (or pass the "
+                "class that stands for it as blank=)"
+            )
+        raise IndexOutOfRangeError(
+            f"{function}(): target labels must lie in [0, {classes}) (there are {classes} "
+            f"classes), got {bad[0]}; fix the labels"
+        )
+    lp = log_probs if batched else _ops.expand_dims(log_probs, axis=1)
+    loss, _ = _ops.ctc_loss(
+        lp,
+        padded,
+        asarray(frames, dtype=index_dtype, device=log_probs.device),
+        label_lengths,
+        blank=blank,
+        zero_infinity=bool(zero_infinity),
+    )
+    if not batched:
+        loss = _ops.reshape(loss, ())
+    if reduction == "mean":
+        per_label = _ops.astype(_ops.clip(label_lengths, min=1), loss.dtype)
+        return _ops.mean(loss / (per_label if batched else _ops.reshape(per_label, ())))
     return _reduce(loss, reduction)
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
     "CosineEmbeddingLoss",
+    "CTCLoss",
     "CrossEntropyLoss",
     "GaussianNLLLoss",
     "HingeEmbeddingLoss",
@@ -566,3 +567,35 @@ class MultiMarginLoss(_InputTargetLoss):
             raise ValueError("MultiMarginLoss: weight must be a 1-d Tensor (one per class)")
         self.p, self.margin = p, margin
         self.register_buffer("weight", weight)
+
+
+class CTCLoss(_FunctionLoss):
+    """Connectionist temporal classification loss (:func:`~plugrad.nn.functional.ctc_loss`).
+
+    Called with ``(log_probs, targets, input_lengths, target_lengths)``; ``blank``
+    is the class of the blank, ``zero_infinity`` gives 0 for targets no alignment
+    fits.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> loss = plugrad.nn.CTCLoss(reduction="sum")
+    >>> log_probs = plugrad.zeros(4, 1, 3).log_softmax(2)
+    >>> loss(log_probs, plugrad.tensor([[1, 2]]), [4], [2])
+    tensor(1.6864)
+    """
+
+    _function = F.ctc_loss
+    _settings = ("blank", "zero_infinity")
+
+    def __init__(
+        self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
+    ) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any
+    ) -> Tensor:
+        return self._apply(log_probs, targets, input_lengths, target_lengths)
