@@ -656,9 +656,9 @@ def _ctc_backward_with(scatter_add: Any) -> Any:
                         shape=(steps * batch * classes,)),
             (steps, batch, classes),
         )
-        # The gradient through a log-softmax's normalization, as PyTorch gives it: exp(lp)
-        # minus the posterior (it is the gradient of the logits when lp = log_softmax(logits)).
-        out = xp.exp(log_probs) - posterior
+        # The derivative of -log p(target) by each log-probability: minus its posterior.
+        # (PyTorch's adds exp(log_probs), which log_softmax's backward takes away again.)
+        out = 0.0 - posterior  # (+0, not -0, where a class has no posterior)
         # An impossible alignment: 0 with zero_infinity, else NaN (as PyTorch).
         out = xp.where(xp.reshape(feasible, (1, batch, 1)), out, 0.0 if zero_infinity else math.nan)
         during = xp.reshape(xp.arange(steps, device=device_of(log_probs)), (steps, 1, 1)) < (

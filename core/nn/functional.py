@@ -3277,11 +3277,12 @@ def ctc_loss(
 
     Notes
     -----
-    As PyTorch's, the gradient with respect to ``log_probs`` is that of the logits
-    they were normalized from (``exp(log_probs)`` minus the posterior probability of
-    each class at each frame): the same, once back through ``log_softmax``, as the
-    true derivative. It is differentiable once: a second derivative raises
-    :class:`~plugrad.errors.BackwardError`.
+    The gradient with respect to ``log_probs`` is the derivative: minus the
+    posterior probability of each class at each frame. PyTorch's adds
+    ``exp(log_probs)`` to it (the gradient of logits normalized by
+    ``log_softmax``), which ``log_softmax``'s backward takes away again: the
+    gradients of the logits are the same. It is differentiable once: a second
+    derivative raises :class:`~plugrad.errors.BackwardError`.
 
     Examples
     --------
@@ -3293,7 +3294,7 @@ def ctc_loss(
     tensor(1.6864, grad_fn=<SumBackward>)
     >>> loss.backward()
     >>> log_probs.grad[0]
-    tensor([[ 0.0000, -0.3333,  0.3333]])
+    tensor([[-0.3333, -0.6667,  0.0000]])
     """
     function = "ctc_loss"
     _check_loss(function, reduction, log_probs=log_probs, targets=targets)

@@ -49,9 +49,11 @@ def _concatenated(case: dict) -> np.ndarray:
 def _loss(
     lib, case: dict, dtype: str, *, layout: str = "padded", lengths: str = "tensor", **options
 ):
-    """The loss and the gradient of its log-probabilities (a leaf, as PyTorch's test)."""
-    log_probs = lib.tensor(case["logits"], dtype=getattr(lib, dtype)).log_softmax(-1)
-    log_probs = log_probs.detach().requires_grad_()
+    """The loss and the gradient of the logits its log-probabilities are normalized from
+    (PyTorch's gradient of the log-probabilities themselves adds exp(log_probs): the
+    logits' are the same)."""
+    logits = lib.tensor(case["logits"], dtype=getattr(lib, dtype), requires_grad=True)
+    log_probs = logits.log_softmax(-1)
     targets = case["targets"] if layout == "padded" else _concatenated(case)
     input_lengths, target_lengths = case["input_lengths"], case["target_lengths"]
     if lengths == "tensor":
@@ -71,7 +73,7 @@ def _loss(
     )
     weights = lib.arange(1, loss.numel() + 1, dtype=loss.dtype).reshape(loss.shape)
     (loss * weights).sum().backward()
-    return loss.detach().numpy(), log_probs.grad.numpy()
+    return loss.detach().numpy(), logits.grad.numpy()
 
 
 def _same(case: dict, dtype: str = "float64", **options) -> None:
@@ -154,12 +156,12 @@ def test_one_sample_without_a_batch(reduction: str) -> None:
     logits = rng.normal(size=(7, 4))
 
     def run(lib, lengths):
-        log_probs = lib.tensor(logits).log_softmax(-1).detach().requires_grad_()
+        leaf = lib.tensor(logits, requires_grad=True)
         loss = lib.nn.functional.ctc_loss(
-            log_probs, lib.tensor([1, 3, 3, 2]), *lengths(lib), reduction=reduction
+            leaf.log_softmax(-1), lib.tensor([1, 3, 3, 2]), *lengths(lib), reduction=reduction
         )
         loss.backward()
-        return loss.detach().numpy(), log_probs.grad.numpy()
+        return loss.detach().numpy(), leaf.grad.numpy()
 
     theirs = run(torch, lambda lib: (lib.tensor(7), lib.tensor(4)))
     assert theirs[0].shape == ()
@@ -193,8 +195,26 @@ def test_the_layer_is_the_function() -> None:
         plugrad.nn.CTCLoss(reduction="average")
 
 
+def test_the_gradient_of_the_log_probabilities_is_the_derivative() -> None:
+    # Not PyTorch's (which adds exp(log_probs)): checked against finite differences, with
+    # log-probabilities that are not normalized too, and as minus the posterior.
+    case = _case(13, steps=5, batch=2, classes=3)
+    targets = plugrad.tensor(case["targets"])
+    lengths = plugrad.tensor(case["input_lengths"]), plugrad.tensor(case["target_lengths"])
+    for shift in (0.0, -0.7):
+        log_probs = plugrad.tensor(case["logits"]).log_softmax(-1) + shift
+        log_probs.requires_grad_()
+        assert plugrad.autograd.gradcheck(
+            lambda x: F.ctc_loss(x, targets, *lengths, reduction="none"), (log_probs,)
+        )
+    log_probs = plugrad.zeros(4, 1, 3).log_softmax(2).requires_grad_()
+    F.ctc_loss(log_probs, plugrad.tensor([[1, 2]]), [4], [2], reduction="sum").backward()
+    # Every frame's posteriors sum to 1; the last frame must emit 2 or the blank after it.
+    np.testing.assert_allclose(log_probs.grad.sum(-1).numpy(), -np.ones((4, 1)), rtol=1e-6)
+    assert log_probs.grad[-1, 0, 1].item() == 0.0
+
+
 def test_gradcheck_through_log_softmax() -> None:
-    # The gradient is that of the logits behind log_softmax (as PyTorch's): checked there.
     case = _case(11, steps=6, batch=3, classes=4)
     case["targets"][1, :2] = 2  # a repeated label
     case["target_lengths"][1] = 2
