@@ -36,6 +36,7 @@ __all__ = [
     "IndexOutOfRangeError",
     "InvalidArgumentError",
     "LinAlgError",
+    "MissingAttributeError",
     "MissingDependencyError",
     "MissingProgramError",
     "PluginLoadWarning",
@@ -210,6 +211,12 @@ class PluginOutputError(PlugradError, RuntimeError):
 
 class IndexOutOfRangeError(PlugradError, IndexError):
     """An index or class target lies outside the range it indexes."""
+
+
+class MissingAttributeError(PlugradError, AttributeError):
+    """An object lacks an attribute that a function was told to use: a module pruned by
+    :mod:`plugrad.nn.utils.prune` under a name it has no parameter of (an ``AttributeError``,
+    as PyTorch raises there)."""
 
 
 class UnknownOpError(PlugradError, LookupError):

@@ -2,11 +2,12 @@
 calling a module with other tensors in their place (:mod:`.stateless`), tensors computed
 from others at each access (:mod:`.parametrize`, :mod:`.parametrizations`, the older
 :func:`weight_norm`); padding a batch of sequences of different lengths (:mod:`.rnn`);
-folding a batch norm into the layer before it for inference (:mod:`.fusion`)."""
+folding a batch norm into the layer before it for inference (:mod:`.fusion`); zeroing
+parts of parameters by masks (:mod:`.prune`)."""
 
 from __future__ import annotations
 
-from . import clip_grad, fusion, parametrizations, parametrize, rnn, stateless
+from . import clip_grad, fusion, parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import *  # noqa: F403
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import *  # noqa: F403
@@ -19,6 +20,7 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "prune",
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",

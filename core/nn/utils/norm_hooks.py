@@ -91,12 +91,23 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
 def _restored(module: Module, name: str, weight: Tensor, entry: Any) -> Module:
     """``module`` with the parameter ``name`` holding ``weight`` and its pre-hook
     ``entry`` gone: a normalization undone (its own tensors removed first)."""
-    object.__delattr__(module, name)
-    module.register_parameter(name, Parameter(weight))
+    restore_parameter(module, name, Parameter(weight))
+    remove_pre_hook(module, entry)
+    return module
+
+
+def restore_parameter(module: Module, name: str, param: Parameter) -> None:
+    """Make ``param`` the parameter ``name`` again, in place of the plain attribute that a
+    forward pre-hook recomputed under that name."""
+    module.__dict__.pop(name, None)
+    module.register_parameter(name, param)
+
+
+def remove_pre_hook(module: Module, entry: Any) -> None:
+    """Unregister the forward pre-hook ``entry`` found by :func:`_hooks_of`."""
     hooks = module._module_hooks
     assert hooks is not None  # (the hook was found there)
     hooks.forward_pre.remove(entry)
-    return module
 
 
 def _weight_norm_hooks(module: Module, with_entries: bool = False) -> Any:
@@ -105,6 +116,8 @@ def _weight_norm_hooks(module: Module, with_entries: bool = False) -> Any:
 
 
 def _hooks_of(module: Module, kind: type, with_entries: bool = False) -> Any:
+    """The forward pre-hooks of ``module`` that are ``kind`` instances (with their
+    hook-list entries, for :func:`remove_pre_hook`)."""
     hooks = module._module_hooks
     entries = [] if hooks is None else hooks.forward_pre
     found = [(entry, entry.hook) for entry in entries if isinstance(entry.hook, kind)]
