@@ -1,11 +1,11 @@
 """``plugrad.func``: function transforms built on the reverse-mode engine.
 
 :func:`vjp` and :func:`jvp` give vector-Jacobian and Jacobian-vector
-products, :func:`jacobian` whole Jacobians (by rows in reverse mode, by
-columns in forward mode), :func:`hessian` and :func:`hvp` second
-derivatives. Forward mode is computed as the reverse mode of a reverse pass
-(the "double-vjp" construction), so every op with a twice-differentiable
-backward supports it.
+products (:func:`linearize` the latter at one point for many tangents),
+:func:`jacobian` whole Jacobians (by rows in reverse mode, by columns in
+forward mode), :func:`hessian` and :func:`hvp` second derivatives. Forward
+mode is computed as the reverse mode of a reverse pass (the "double-vjp"
+construction), so every op with a twice-differentiable backward supports it.
 
 The transforms compose (``hessian`` is ``jacobian`` of ``jacobian``), and
 their results stay differentiable with respect to arguments, and tensors the
@@ -45,6 +45,7 @@ from .creation import zeros, zeros_like
 from .dtypes import is_differentiable
 from .engine import grad as _engine_grad
 from .errors import (
+    ArgumentError,
     BackwardError,
     DtypeError,
     IndependentInputError,
@@ -69,6 +70,7 @@ __all__ = [
     "jacobian",
     "jacrev",
     "jvp",
+    "linearize",
     "vjp",
 ]
 
@@ -420,12 +422,15 @@ def _taking_structures(
     return vjp_fn
 
 
-def _leaves_like(value: Any, template: Any, where: str) -> list[Any]:
-    """The parts of ``value`` where ``template`` (an output) has its Tensors, in its order."""
+def _leaves_like(value: Any, template: Any, where: str, of: str = "the output") -> list[Any]:
+    """The parts of ``value`` where ``template`` (an output, or what ``of`` names) has its
+    Tensors, in its order."""
     if isinstance(template, Tensor):
         return [value]
     if isinstance(template, dict) and isinstance(value, dict) and set(value) == set(template):
-        return [x for k in template for x in _leaves_like(value[k], template[k], f"{where}[{k!r}]")]
+        return [
+            x for k in template for x in _leaves_like(value[k], template[k], f"{where}[{k!r}]", of)
+        ]  # fmt: skip
     if (
         isinstance(template, (list, tuple))
         and isinstance(value, (list, tuple))
@@ -433,15 +438,16 @@ def _leaves_like(value: Any, template: Any, where: str) -> list[Any]:
     ):
         return [
             x for i, (v, t) in enumerate(zip(value, template))
-            for x in _leaves_like(v, t, f"{where}[{i}]")
+            for x in _leaves_like(v, t, f"{where}[{i}]", of)
         ]  # fmt: skip
     if isinstance(template, dict) and isinstance(value, dict):
-        found = f"the keys {list(value)}, where the output has {list(template)}"
+        found = f"the keys {list(value)}, where {of} has {list(template)}"
     elif isinstance(value, type(template)) and hasattr(template, "__len__"):
-        found = f"{len(value)} parts, where the output has {len(template)}"
+        found = f"{len(value)} parts, where {of} has {len(template)}"
     else:
-        found = f"a {type(value).__name__}, where the output has a {type(template).__name__}"
-    raise TypeError(f"{where} must have the structure of the function's output; it has {found}")
+        found = f"a {type(value).__name__}, where {of} has a {type(template).__name__}"
+    whose = "the function's output" if of == "the output" else of
+    raise ArgumentError(f"{where} must have the structure of {whose}; it has {found}")
 
 
 def grad_and_value(
@@ -571,6 +577,86 @@ def jvp(
     finished = rebuild(iter([_finish(o, keep) for o in outputs]))
     result = (finished, rebuild(iter(products)))
     return (*result, _aux_finished(aux[0], keep, inputs)) if has_aux else result
+
+
+def linearize(func: Function, *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """Evaluate ``func(*primals)`` and return it with a function giving its Jacobian-vector
+    products at ``primals``, as ``torch.func.linearize``.
+
+    ``func`` runs once, and the reverse pass the products are made of is recorded
+    once: each ``jvp_fn(*tangents)`` costs one more pass, against two and a call of
+    ``func`` for each :func:`jvp`. The primals (and tangents) may be dicts, lists and
+    tuples of tensors, as ``torch.func``'s pytrees.
+
+    Returns
+    -------
+    output
+        ``func(*primals)``.
+    jvp_fn : callable
+        ``jvp_fn(*tangents)``, one tangent per primal, of its structure, shapes and
+        dtypes, returns ``J @ tangents`` in the output's structure: what
+        ``jvp(func, primals, tangents)[1]`` gives.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1.0, 2.0])
+    >>> output, jvp_fn = plugrad.func.linearize(lambda t: t**3, x)
+    >>> output
+    tensor([1., 8.])
+    >>> jvp_fn(plugrad.ones(2)), jvp_fn(plugrad.tensor([1.0, 0.0]))
+    (tensor([ 3., 12.]), tensor([3., 0.]))
+    """
+    if not primals:
+        raise InvalidArgumentError(
+            "linearize needs primals: the point to linearize func at, as linearize(func, x)"
+        )
+    flattened = [_flatten(primal, f"primal {i}") for i, primal in enumerate(primals)]
+    leaves = [leaf for part, _ in flattened for leaf in part]
+    recording = is_grad_enabled()
+    keep = recording and any(leaf.requires_grad for leaf in leaves)
+    level = _running[0] + 1
+    inputs = _tracked(leaves, level)
+
+    def over_leaves(*values: Tensor) -> Any:
+        replacements = iter(values)
+        return func(*(rebuild(replacements) for _, rebuild in flattened))
+
+    output = _call_at(level, inputs, over_leaves, *inputs)
+    outputs, rebuild_output = _output_parts(output)
+    keep = keep or (recording and _reaches_outside(outputs, inputs, level))
+    push = _pushforward(outputs, inputs, strict=False)
+    finished = rebuild_output(iter([_finish(o, keep) for o in outputs]))
+
+    def jvp_fn(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise InvalidArgumentError(
+                f"jvp_fn takes one tangent per primal given to linearize: {len(primals)}, "
+                f"got {len(tangents)}; pass one shaped like each primal"
+            )
+        given = [
+            leaf
+            for i, (tangent, primal) in enumerate(zip(tangents, primals))
+            for leaf in _leaves_like(tangent, primal, f"tangent {i}", f"primal {i}")
+        ]
+        for index, (tangent, primal) in enumerate(zip(given, leaves)):
+            if not isinstance(tangent, Tensor):
+                raise ArgumentError(
+                    f"jvp_fn: tangent {index} is a {type(tangent).__name__}; pass a Tensor "
+                    "shaped like its primal"
+                )
+            if tangent.shape != primal.shape or tangent.dtype != primal.dtype:
+                raise (ShapeError if tangent.shape != primal.shape else DtypeError)(
+                    f"jvp_fn: tangent {index} is {tangent.dtype.name} of shape "
+                    f"{tangent.shape}, its primal {primal.dtype.name} of shape {primal.shape}; "
+                    "pass a tangent of its primal's shape and dtype"
+                )
+        keep_result = keep or (is_grad_enabled() and any(t.requires_grad for t in given))
+        columns = push(given)
+        products = _zeros_where_unused(columns, outputs, keep_result, False, _uses_no_input)
+        return rebuild_output(iter(products))
+
+    return finished, jvp_fn
 
 
 def _pushforward(

@@ -595,3 +595,109 @@ def test_the_hessian_of_a_2_norm_at_a_zero_vector_is_torch_funcs_zeros() -> None
     ours = plugrad.func.hessian(lambda t: plugrad.linalg.vector_norm(t, axis=1).sum())(p(rows))
     theirs = torch.func.hessian(lambda t: torch.linalg.vector_norm(t, dim=1).sum())(t(rows))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-15)
+
+
+# torch.func.linearize traces with torch.fx, which warns about its own constants.
+_torch_linearize_warns = pytest.mark.filterwarnings(
+    "ignore:Attempted to insert a get_attr Node:UserWarning"
+)
+
+
+@_torch_linearize_warns
+def test_linearize_matches_pytorch_and_runs_func_once() -> None:
+    calls = []
+
+    def ours(x, w):
+        calls.append(1)
+        return f(plugrad, x, w), plugrad.sum(x) * 2.0
+
+    out, jvp_fn = func.linearize(ours, p(X), p(W))
+    t_out, t_jvp_fn = torch.func.linearize(lambda x, w: (f(torch, x, w), x.sum() * 2.0), t(X), t(W))
+    for a, b in zip(out, t_out, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+        assert not a.requires_grad
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        tx, tw = rng.normal(size=3), rng.normal(size=(2, 3))
+        products = jvp_fn(p(tx), p(tw))
+        expected = t_jvp_fn(t(tx), t(tw))
+        assert isinstance(products, tuple) and len(products) == 2
+        for a, b in zip(products, expected, strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+            assert not a.requires_grad
+        _, (j1, _) = func.jvp(lambda x, w: ours(x, w), (p(X), p(W)), (p(tx), p(tw)))
+        np.testing.assert_allclose(products[0].numpy(), j1.numpy(), rtol=1e-12)
+    assert len(calls) == 1 + 3  # linearize's one call, then only each jvp's own
+
+
+@_torch_linearize_warns
+def test_linearize_takes_structures_and_gives_zeros_for_constant_outputs_as_pytorch() -> None:
+    x = [0.5, -1.0, 2.0]
+
+    def body(lib, params):
+        return {"y": lib.sin(params["a"]) * params["b"][0], "c": lib.ones(2, dtype=lib.float64)}
+
+    out, jvp_fn = func.linearize(lambda d: body(plugrad, d), {"a": p(x), "b": [p(2.0)]})
+    t_out, t_jvp_fn = torch.func.linearize(lambda d: body(torch, d), {"a": t(x), "b": [t(2.0)]})
+    assert list(out) == list(t_out) == ["y", "c"]
+    ours = jvp_fn({"a": p([1.0, 0.0, 2.0]), "b": [p(0.5)]})
+    theirs = t_jvp_fn({"a": t([1.0, 0.0, 2.0]), "b": [t(0.5)]})
+    for key in ("y", "c"):
+        np.testing.assert_allclose(out[key].numpy(), t_out[key].detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(ours[key].numpy(), theirs[key].detach().numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(ours["c"].numpy(), np.zeros(2))
+
+
+@_torch_linearize_warns
+def test_linearize_results_are_differentiable_as_jvps_are() -> None:
+    x = p([0.5, -1.0, 2.0])
+    v = p([1.0, 2.0, -1.0], requires_grad=True)
+    _, jvp_fn = func.linearize(lambda a: plugrad.sin(a) * 3.0, x)
+    (gv,) = plugrad.autograd.grad(jvp_fn(v).sum(), v)
+    t_v = t([1.0, 2.0, -1.0]).requires_grad_()
+    _, t_jvp_fn = torch.func.linearize(lambda a: a.sin() * 3.0, t([0.5, -1.0, 2.0]))
+    (t_gv,) = torch.autograd.grad(t_jvp_fn(t_v).sum(), t_v)
+    np.testing.assert_allclose(gv.numpy(), t_gv.numpy(), rtol=1e-12)
+    # A closed-over tensor that requires grad: the results keep their graph to it (the
+    # gradient of a JVP: what func.jvp gives).
+    w = p([1.0, 2.0, 3.0], requires_grad=True)
+    out, jvp_fn = func.linearize(lambda a: plugrad.sin(a * w), x)
+    assert out.requires_grad
+    (gw,) = plugrad.autograd.grad(jvp_fn(p([1.0, 1.0, 1.0])).sum(), w)
+    _, product = func.jvp(lambda a: plugrad.sin(a * w), (x,), (p([1.0, 1.0, 1.0]),))
+    (expected,) = plugrad.autograd.grad(product.sum(), w)
+    np.testing.assert_allclose(gw.numpy(), expected.numpy(), rtol=1e-12)
+    # Inside another transform: d/dx of sum(cos x) through the linearization.
+    inner = lambda a: func.linearize(plugrad.sin, a)[1](plugrad.ones_like(a)).sum()
+    np.testing.assert_allclose(func.grad(inner)(x).numpy(), -np.sin([0.5, -1.0, 2.0]), rtol=1e-12)
+
+
+@_torch_linearize_warns
+def test_linearize_refuses_tangents_unlike_the_primals_as_pytorch() -> None:
+    from plugrad.errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
+
+    _, jvp_fn = func.linearize(lambda a, d: a * d["b"], p([1.0, 2.0]), {"b": p(3.0)})
+    _, t_jvp_fn = torch.func.linearize(lambda a, d: a * d["b"], t([1.0, 2.0]), {"b": t(3.0)})
+    cases = [
+        (
+            (p([1.0, 1.0]),),
+            InvalidArgumentError,
+            "one tangent per primal given to linearize: 2, got 1",
+        ),
+        ((p([1.0]), {"b": p(1.0)}), ShapeError, r"shape \(1,\)"),
+        ((p([1.0, 1.0]), {"b": p(1.0).to(plugrad.float32)}), DtypeError, "float32"),
+        ((p([1.0, 1.0]), {"c": p(1.0)}), ArgumentError, "structure of primal 1"),
+        (([1.0, 1.0], {"b": p(1.0)}), ArgumentError, "tangent 0 is a list"),
+    ]
+    for tangents, error, message in cases:
+        with pytest.raises(error, match=message):
+            jvp_fn(*tangents)
+        theirs = [torch.tensor(v.numpy()) if isinstance(v, plugrad.Tensor) else v for v in tangents]
+        if isinstance(theirs[-1], dict):
+            theirs[-1] = {k: torch.tensor(v.numpy()) for k, v in tangents[-1].items()}
+        with pytest.raises(RuntimeError):  # PyTorch refuses them all
+            t_jvp_fn(*theirs)
+    with pytest.raises(InvalidArgumentError, match="needs primals"):
+        func.linearize(plugrad.sin)
+    with pytest.raises(DtypeError, match="floating-point"):
+        func.linearize(lambda a: a * 2, plugrad.tensor([1, 2]))
