@@ -213,6 +213,11 @@ class Module:
         # A compiled call holds plans made for this object: a copy compiles anew if asked.
         state = self.__dict__.copy()
         state.pop("_compiled_call", None)
+        for key, value in state.items():
+            if isinstance(value, Tensor) and value.grad_fn is not None:
+                # An attribute a forward pre-hook recomputes (a pruned or normalized weight):
+                # its values are copied, its graph cannot be.
+                state[key] = value.detach()
         return state
 
     # -- hooks ----------------------------------------------------------------------------

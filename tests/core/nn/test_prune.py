@@ -3,7 +3,9 @@ iterative and global pruning, removal, state dicts, masked gradients, training, 
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -410,3 +412,17 @@ def test_the_names_are_pytorchs():
     import plugrad.nn.utils.prune as path
 
     assert path is plugrad.nn.utils.prune is prune
+
+
+def test_a_pruned_layer_pickles_and_copies_and_stays_pruned():
+    layer = prune.l1_unstructured(plugrad.nn.Linear(5, 4), "weight", amount=0.5)
+    x = plugrad.tensor(_distinct((2, 5), 3))
+    expected = _np(layer(x))
+    for twin in (pickle.loads(pickle.dumps(layer)), copy.deepcopy(layer)):
+        assert prune.is_pruned(twin) and list(twin.state_dict()) == list(layer.state_dict())
+        np.testing.assert_array_equal(_np(twin(x)), expected)
+        with plugrad.no_grad():
+            twin.weight_orig.fill_(1.0)
+        twin(x)  # the hook of the copy recomputes the copy's weight
+        np.testing.assert_array_equal(_np(twin.weight), _np(twin.weight_mask))
+    np.testing.assert_array_equal(_np(layer(x)), expected)
