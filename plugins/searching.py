@@ -165,7 +165,7 @@ def _torch_where(xp: Any, condition: Any, x1: Any = None, x2: Any = None) -> Any
             "where() takes a condition and two values (where(condition, x1, x2)), or only "
             "the condition (PyTorch's where(condition), the same as nonzero(condition))"
         )
-    return xp.nonzero(condition)
+    return _nonzero_method(xp, condition, as_tuple=True)  # (0-d conditions too)
 
 
 # NOTE: x1 and x2 default to None only so that where(condition) reaches _torch_where.

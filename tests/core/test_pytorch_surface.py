@@ -325,6 +325,7 @@ NAMES: dict[str, Callable[[Any, Any], Any]] = {
     "diff(x, n, dim)": lambda lib, x: lib.diff(x, 1, 0),
     "diff(x, n=, dim=)": lambda lib, x: lib.diff(x, n=2, dim=1),
     "where(condition)": lambda lib, x: lib.where(x > 1.0),
+    "where(0-d condition)": lambda lib, x: (lib.where(x[0, 0] > 0.0), lib.where(x[0, 0] * 0)),
     "einsum(matmul)": lambda lib, x: lib.einsum("ij,jk->ik", x, x.t()),
     "einsum(implicit)": lambda lib, x: lib.einsum("ij,kj", x, x * 2),
     "einsum(transpose)": lambda lib, x: lib.einsum("ij->ji", x),
