@@ -342,20 +342,29 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries drawn at random (from plugrad's generator)."""
+class _EntriesPruned(BasePruningMethod):
+    """Prunes ``amount`` entries, the ones ``_chosen`` picks."""
 
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount: int | float) -> None:
-        self.amount = _checked_amount(amount, "RandomUnstructured")
+        self.amount = _checked_amount(amount, type(self).__name__)
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         count = _count(self.amount, t.numel(), "entries", self._caller())
         if count == 0:
             return default_mask.clone()
-        chosen = _ops.topk(rand(t.numel(), device=t.device), count).indices
-        return _zeroed(default_mask, chosen)
+        return _zeroed(default_mask, self._chosen(t, count))
+
+    def _chosen(self, t: Tensor, count: int) -> Tensor:
+        raise NotImplementedError
+
+
+class RandomUnstructured(_EntriesPruned):
+    """Prunes ``amount`` entries drawn at random (from plugrad's generator)."""
+
+    def _chosen(self, t: Tensor, count: int) -> Tensor:
+        return _ops.topk(rand(t.numel(), device=t.device), count).indices
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float) -> BasePruningMethod:  # type: ignore[override]
@@ -363,20 +372,12 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_EntriesPruned):
     """Prunes the ``amount`` entries of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount: int | float) -> None:
-        self.amount = _checked_amount(amount, "L1Unstructured")
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        count = _count(self.amount, t.numel(), "entries", self._caller())
-        if count == 0:
-            return default_mask.clone()
+    def _chosen(self, t: Tensor, count: int) -> Tensor:
         magnitudes = _ops.reshape(_ops.abs(t), (-1,))
-        return _zeroed(default_mask, _ops.topk(magnitudes, count, largest=False).indices)
+        return _ops.topk(magnitudes, count, largest=False).indices
 
     @classmethod
     def apply(  # type: ignore[override]
@@ -388,14 +389,12 @@ class L1Unstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Prunes ``amount`` slices along ``dim`` drawn at random (whole rows, channels...)."""
+class _SlicesPruned(BasePruningMethod):
+    """Prunes ``amount`` slices along ``dim``: those ``_ranks`` ranks lowest."""
 
     PRUNING_TYPE = "structured"
-
-    def __init__(self, amount: int | float, dim: int = -1) -> None:
-        self.amount = _checked_amount(amount, "RandomStructured")
-        self.dim = dim
+    amount: int | float
+    dim: int
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         caller = self._caller()
@@ -405,9 +404,22 @@ class RandomStructured(BasePruningMethod):
         count = _count(self.amount, units, f"slices along dim {self.dim}", caller)
         if count == 0:
             return default_mask
-        draws = rand(units, device=t.device)
-        kept = _ops.topk(draws, units - count).indices
+        kept = _ops.topk(self._ranks(t, dim), units - count).indices
         return _channel_mask(t, dim, kept) * default_mask.to(t.dtype)
+
+    def _ranks(self, t: Tensor, dim: int) -> Tensor:
+        raise NotImplementedError
+
+
+class RandomStructured(_SlicesPruned):
+    """Prunes ``amount`` slices along ``dim`` drawn at random (whole rows, channels...)."""
+
+    def __init__(self, amount: int | float, dim: int = -1) -> None:
+        self.amount = _checked_amount(amount, "RandomStructured")
+        self.dim = dim
+
+    def _ranks(self, t: Tensor, dim: int) -> Tensor:
+        return rand(t.shape[dim], device=t.device)
 
     @classmethod
     def apply(  # type: ignore[override]
@@ -417,11 +429,9 @@ class RandomStructured(BasePruningMethod):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_SlicesPruned):
     """Prunes the ``amount`` slices along ``dim`` of smallest ``n``-norm (``n`` a number,
     ``inf``, ``-inf`` or ``"fro"``)."""
-
-    PRUNING_TYPE = "structured"
 
     def __init__(self, amount: int | float, n: int | float | str, dim: int = -1) -> None:
         self.amount = _checked_amount(amount, "LnStructured")
@@ -434,18 +444,9 @@ class LnStructured(BasePruningMethod):
             )
         self.n, self.dim = n, dim
 
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        caller = self._caller()
-        _check_structured(t, caller)
-        dim = _axis(t, self.dim, caller)
-        units = t.shape[dim]
-        count = _count(self.amount, units, f"slices along dim {self.dim}", caller)
-        if count == 0:
-            return default_mask
+    def _ranks(self, t: Tensor, dim: int) -> Tensor:
         others = tuple(d for d in range(t.ndim) if d != dim)
-        norms = _ops.vector_norm(t, ord=self.n, dim=others)
-        kept = _ops.topk(norms, units - count).indices
-        return _channel_mask(t, dim, kept) * default_mask.to(t.dtype)
+        return _ops.vector_norm(t, ord=self.n, dim=others)
 
     @classmethod
     def apply(  # type: ignore[override]
