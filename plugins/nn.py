@@ -677,9 +677,20 @@ def _ctc_twice(xp: Any, g: Any, ans: Any, *inputs: Any, **params: Any) -> Any:
     )
 
 
+def _ctc_backward_grad_grad(
+    xp: Any, g: Any, ans: Any, grad: Any, log_probs: Any, targets: Any, input_lengths: Any,
+    target_lengths: Any, log_alpha: Any, /, **params: Any,
+) -> Any:  # fmt: skip
+    # Linear in each sample's incoming gradient: the gradient for 1, read against g.
+    unit = xp.ctc_loss_backward(
+        xp.ones_like(grad), log_probs, targets, input_lengths, target_lengths, log_alpha, **params
+    )
+    return xp.sum(g * unit, axis=(0, 2))
+
+
 ctc_loss_backward = nn_op("ctc_loss_backward", _ctc_backward_with(scatter_add_generic),
                           kernels={"numpy": _ctc_backward_with(scatter_add_numpy)},
-                          vjp=(_ctc_twice, _ctc_twice, None, None, None, None),
+                          vjp=(_ctc_backward_grad_grad, _ctc_twice, None, None, None, None),
                           doc="The gradient of :func:`ctc_loss` with respect to its "
                               "log-probabilities, from its log_alpha.")
 

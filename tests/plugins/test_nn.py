@@ -119,6 +119,52 @@ def np_embedding_backward(g, indices, rows, padding_idx=None):
     return out
 
 
+# Two samples, 4 frames, 3 classes (blank 0): a repeated label needs a blank between.
+CTC_TARGETS = np.array([[1, 1], [2, 0]])
+CTC_INPUT_LENGTHS = np.array([4, 3])
+CTC_TARGET_LENGTHS = np.array([2, 1])
+
+
+def np_ctc_path_sums(log_probs):
+    """By every path of labels (C ** T of them): each sample's probability of its target
+    and, per frame and class, that of the paths through it. Independent of the recursions."""
+    _, batch, classes = log_probs.shape
+    total = np.zeros(batch)
+    through = np.zeros(log_probs.shape)
+    for n in range(batch):
+        frames = CTC_INPUT_LENGTHS[n]
+        target = list(CTC_TARGETS[n, : CTC_TARGET_LENGTHS[n]])
+        for path in np.ndindex(*(classes,) * frames):
+            collapsed = [c for t, c in enumerate(path) if c != 0 and (t == 0 or c != path[t - 1])]
+            if collapsed == target:
+                chance = np.exp(sum(log_probs[t, n, c] for t, c in enumerate(path)))
+                total[n] += chance
+                for t, c in enumerate(path):
+                    through[t, n, c] += chance
+    return total, through
+
+
+def np_ctc_loss(log_probs):
+    return -np.log(np_ctc_path_sums(log_probs)[0]).astype(log_probs.dtype)
+
+
+def np_ctc_loss_backward(g, log_probs):
+    total, through = np_ctc_path_sums(log_probs)
+    return (-through / total[None, :, None] * g[None, :, None]).astype(g.dtype)
+
+
+def ctc_constants():
+    return const(CTC_TARGETS), const(CTC_INPUT_LENGTHS), const(CTC_TARGET_LENGTHS)
+
+
+CTC_LOG_PROBS = np.log(np.random.default_rng(7).dirichlet(np.ones(3), (4, 2)))
+
+
+def ctc_gradient(g, log_probs):
+    log_alpha = ops.ctc_loss(log_probs, *ctc_constants())[1]
+    return ops.ctc_loss_backward(g, log_probs, *ctc_constants(), log_alpha)
+
+
 def uniform(seed, *shapes_and_domains):
     rng = np.random.default_rng(seed)
     return [rng.uniform(low, high, size=shape) for shape, (low, high) in shapes_and_domains]
@@ -302,6 +348,24 @@ CASES = [
         inputs=lambda seed: uniform(
             seed, ((3, 4), (-2.0, 2.0)), ((3, 4), (0.05, 0.95)), ((3, 4), (0.0, 1.0))
         ),
+    ),
+    OpCase(
+        "ctc_loss",
+        "ctc_loss",
+        lambda lp: ops.ctc_loss(lp, *ctc_constants())[0],
+        np_ctc_loss,
+        ((4, 2, 3),),
+        domains=((-2.0, 0.0),),
+        no_double="differentiable once, as PyTorch's",
+    ),
+    OpCase(
+        "ctc_loss_backward",
+        "ctc_loss_backward",
+        # By its incoming gradient only: by the log-probabilities it raises (ctc_loss is
+        # differentiable once, see tests/core/nn/test_ctc_loss.py).
+        lambda g: ctc_gradient(g, const(CTC_LOG_PROBS, g)),
+        lambda g: np_ctc_loss_backward(g, CTC_LOG_PROBS),
+        ((2,),),
     ),
     OpCase(
         "layer_norm",
