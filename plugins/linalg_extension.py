@@ -557,9 +557,9 @@ def _eigh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
 def _torch_eigh(xp: Any, A: Any, UPLO: str = "L") -> Any:
     """PyTorch's ``linalg.eigh(A, UPLO='L')``: the Hermitian matrix of ``A``'s lower triangle,
     or with ``UPLO='U'`` of its upper one (that of the lower triangle of ``A.mH``)."""
-    if UPLO not in ("L", "U"):
+    if UPLO not in ("L", "U", "l", "u"):  # (either case, as PyTorch)
         raise ArgumentError(f"eigh(): UPLO must be 'L' or 'U', got {UPLO!r}")
-    return xp.linalg.eigh(A if UPLO == "L" else _mH(xp, A))
+    return xp.linalg.eigh(A if UPLO in ("L", "l") else _mH(xp, A))
 
 
 eigh = op("eigh(x, /)", vjp=_eigh_grad, namespace="linalg", promotion="float",
@@ -698,8 +698,11 @@ def _tolerance(xp: Any, A: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
             rtol = 0.0 if atol > 0 else default
         else:  # each matrix's own: an atol of 0 keeps the default rtol (a tensor's too)
             rtol = xp.where(xp.asarray(atol) > 0, 0.0, default)
-    if getattr(rtol, "ndim", 0):
-        rtol = xp.expand_dims(xp.asarray(rtol), axis=-1)
+    if not isinstance(rtol, (int, float)):
+        # An array (a 0-d one too) in xp's kind: under create_graph xp makes Tensors.
+        rtol = xp.asarray(rtol)
+        if rtol.ndim:
+            rtol = xp.expand_dims(rtol, axis=-1)
     largest = xp.max(magnitudes, axis=-1, keepdims=True) if magnitudes.shape[-1] else 0.0
     tolerance = rtol * largest
     if atol is not None:

@@ -279,7 +279,7 @@ def test_solve_with_the_unknown_on_the_left() -> None:
         plugrad.linalg.solve(plugrad.asarray(a[0]), plugrad.asarray(b[0, 0]), left=False)
 
 
-@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("uplo", ["L", "U", "l", "u"])
 def test_eigh_reads_the_triangle_it_is_told(uplo: str) -> None:
     m = np.random.default_rng(1).random((3, 3))  # not symmetric: the triangle matters
     ours, theirs = plugrad.asarray(m, requires_grad=True), torch.tensor(m, requires_grad=True)

@@ -739,6 +739,20 @@ def test_pinv_gradient_through_a_cut_singular_value_is_the_truncations(name: str
 
 
 @pytest.mark.parametrize(
+    "kwargs", [{"atol": 0.1}, {"rtol": 1e-3}, {"hermitian": True}, {"hermitian": True, "atol": 0.1}]
+)
+def test_pinv_with_a_tolerance_differentiates_twice(kwargs: dict) -> None:
+    # Its gradient under create_graph multiplied a NumPy tolerance by a Tensor (TypeError).
+    x = plugrad.tensor(_with_singular_values(3, 3, [3.0, 1.0, 0.5], seed=4), requires_grad=True)
+
+    def function(x):
+        # hermitian=True reads a Hermitian matrix: differences in symmetric directions only.
+        return plugrad.linalg.pinv(x + x.mT if kwargs.get("hermitian") else x, **kwargs)
+
+    assert plugrad.autograd.gradgradcheck(function, (x,), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
     "kwargs", [{"atol": 0.1}, {"rtol": 0.1}, {"hermitian": True}, {"hermitian": True, "atol": 0.1}]
 )
 def test_pinv_gradient_is_finite_at_repeated_singular_values(kwargs: dict) -> None:
