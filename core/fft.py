@@ -7,6 +7,7 @@ when plugrad loads its plugins, like every other op; :func:`fftfreq` and
 
 from __future__ import annotations
 
+import math
 import typing as _typing
 from collections.abc import Callable
 
@@ -41,6 +42,15 @@ def _frequency_function(kind: str, summary: str, example: str) -> Callable[..., 
         native = target.native_dtype(dtype or _dtypes.default_float_dtype)
         if n == 0:  # no frequencies (the libraries divide by n)
             array = target.xp.zeros((0,), dtype=native, device=target.native)
+        elif d == 0:  # the libraries divide by n * d in Python: PyTorch's nan and infinities
+            xp = target.xp
+            steps = getattr(xp.fft, kind)(n, d=1.0, dtype=native, device=target.native)
+            infinite = xp.full_like(steps, math.copysign(math.inf, d))
+            array = xp.where(
+                steps == 0,
+                xp.full_like(steps, math.nan),
+                xp.where(steps > 0, infinite, -infinite),
+            )
         else:
             array = getattr(target.xp.fft, kind)(n, d=d, dtype=native, device=target.native)
         return leaf(array, target, requires_grad)

@@ -945,6 +945,9 @@ def test_fftfreq_takes_the_spacing_by_position_and_no_samples() -> None:
         lambda lib: lib.fft.fftfreq(5, 0.1),
         lambda lib: lib.fft.rfftfreq(4, 2.0),
         lambda lib: lib.fft.fftfreq(0),  # ZeroDivisionError from the library before
+        lambda lib: lib.fft.fftfreq(4, 0.0),  # so too a spacing of 0: nan and infinities
+        lambda lib: lib.fft.fftfreq(5, -0.0),
+        lambda lib: lib.fft.rfftfreq(4, 0.0),
     ):
         np.testing.assert_allclose(call(plugrad).numpy(), call(torch).numpy())
     assert plugrad.fft.rfftfreq(0).shape == (0,)
