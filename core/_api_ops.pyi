@@ -292,6 +292,10 @@ def adjugate(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The adjugate det(x) inv(x) of a square matrix, singular too."""
 
 
+def affine_grid(theta: TensorLike, /, *, size: Any, align_corners: bool = ..., out: Any = ...) -> Tensor:
+    """The sampling grid ``(N, *spatial, rows)`` of the affine maps ``theta`` ``(N, rows, rows + 1)`` for the output ``size`` ``(N, C, *spatial)``."""
+
+
 def avg_pool2d(x: TensorLike, /, *, kernel_size: Any, stride: Any = ..., padding: Any = ..., ceil_mode: bool = ..., count_include_pad: bool = ..., divisor_override: int | None = ..., out: Any = ...) -> Tensor:
     """Mean over each window of the last two axes, with PyTorch's padding rules."""
 

@@ -772,6 +772,47 @@ binary_cross_entropy_backward = nn_op(
          _bce_backward_grad_input, _bce_backward_grad_target),
     doc="The gradient of :func:`binary_cross_entropy` with respect to its probabilities.")
 
+# -- affine grid ---------------------------------------------------------------------------
+
+
+def _affine_grid_base(xp: Any, size: tuple[int, ...], align_corners: bool, like: Any) -> Any:
+    """``(points, rows + 1)``: each output point's coordinates in [-1, 1], x (the last axis)
+    first, then 1."""
+    spatial = size[2:]
+    rows = len(spatial)
+    columns = []
+    for index, n in enumerate(reversed(spatial)):
+        steps = xp.arange(n, dtype=like.dtype, device=device_of(like))
+        if align_corners:
+            coordinates = steps * (2.0 / (n - 1)) - 1.0 if n > 1 else steps * 0.0
+        else:
+            coordinates = (steps * 2.0 + 1.0) / n - 1.0
+        shape = [1] * rows
+        shape[rows - 1 - index] = n
+        columns.append(xp.broadcast_to(xp.reshape(coordinates, tuple(shape)), spatial))
+    columns.append(xp.ones(spatial, dtype=like.dtype, device=device_of(like)))
+    return xp.reshape(xp.stack(columns, axis=-1), (math.prod(spatial), rows + 1))
+
+
+def _affine_grid(xp: Any, theta: Any, /, *, size: Any, align_corners: bool = False) -> Any:
+    base = _affine_grid_base(xp, size, align_corners, theta)
+    grid = xp.matmul(base, xp.matrix_transpose(theta))  # (N, points, rows)
+    return xp.reshape(grid, (size[0], *size[2:], len(size) - 2))
+
+
+def _affine_grid_grad(xp: Any, g: Any, ans: Any, theta: Any, *, size: Any,
+                      align_corners: bool) -> Any:  # fmt: skip
+    # The coordinates are made again: nothing is kept, so a grid backpropagates any number
+    # of times (as PyTorch's, whose backward keeps none either).
+    base = _affine_grid_base(xp, size, align_corners, g)
+    points = xp.reshape(g, (size[0], math.prod(size[2:]), len(size) - 2))
+    return xp.matmul(xp.matrix_transpose(points), base)
+
+
+affine_grid = nn_op("affine_grid", _affine_grid, vjp=_affine_grid_grad, saves=(),
+                    doc="The sampling grid ``(N, *spatial, rows)`` of the affine maps ``theta`` "
+                        "``(N, rows, rows + 1)`` for the output ``size`` ``(N, C, *spatial)``.")
+
 # -- layer norm ---------------------------------------------------------------------------
 
 

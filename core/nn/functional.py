@@ -5314,25 +5314,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
             f"affine_grid(): for a {len(size)}-d size, theta must be ({size[0]}, {rows}, "
             f"{rows + 1}), got {theta.shape}"
         )
-    # The coordinates along each axis, x (the last) first, then a column of ones.
-    axes = [_grid_coordinates(n, bool(align_corners), theta) for n in reversed(spatial)]
-    columns = []
-    for index, coordinates in enumerate(axes):
-        shape = [1] * rows
-        shape[rows - 1 - index] = spatial[rows - 1 - index]
-        columns.append(_ops.broadcast_to(_ops.reshape(coordinates, tuple(shape)), spatial))
-    columns.append(ones(spatial, dtype=theta.dtype, device=theta.device))
-    base = _ops.reshape(_ops.stack(columns, axis=-1), (1, math.prod(spatial), rows + 1))
-    grid = _ops.matmul(base, _ops.matrix_transpose(theta))  # (N, points, rows)
-    return _ops.reshape(grid, (size[0], *spatial, rows))
-
-
-def _grid_coordinates(n: int, align_corners: bool, like: Tensor) -> Tensor:
-    """``n`` coordinates in ``[-1, 1]``: the pixel centers, the corners' at +-1 or not."""
-    steps = arange(n, dtype=like.dtype, device=like.device)
-    if align_corners:
-        return steps * (2.0 / (n - 1)) - 1.0 if n > 1 else steps * 0.0
-    return (steps * 2.0 + 1.0) / n - 1.0
+    return _ops.affine_grid(theta, size=size, align_corners=bool(align_corners))
 
 
 def grid_sample(

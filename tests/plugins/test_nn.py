@@ -165,6 +165,23 @@ def ctc_gradient(g, log_probs):
     return ops.ctc_loss_backward(g, log_probs, *ctc_constants(), log_alpha)
 
 
+def np_affine_grid(theta, size, align_corners):
+    """Each output point's coordinates (x first), mapped by theta point by point."""
+    spatial = size[2:]
+    axes = []
+    for n in reversed(spatial):
+        steps = np.arange(n, dtype=np.float64)
+        if align_corners:
+            axes.append(steps * (2.0 / (n - 1)) - 1.0 if n > 1 else steps * 0.0)
+        else:
+            axes.append((2 * steps + 1) / n - 1)
+    grid = np.zeros((size[0], *spatial, len(spatial)), dtype=theta.dtype)
+    for point in np.ndindex(*spatial):
+        coordinates = [axes[i][point[len(spatial) - 1 - i]] for i in range(len(spatial))] + [1]
+        grid[(slice(None), *point)] = theta @ np.array(coordinates)
+    return grid
+
+
 def uniform(seed, *shapes_and_domains):
     rng = np.random.default_rng(seed)
     return [rng.uniform(low, high, size=shape) for shape, (low, high) in shapes_and_domains]
@@ -366,6 +383,21 @@ CASES = [
         lambda g: ctc_gradient(g, const(CTC_LOG_PROBS, g)),
         lambda g: np_ctc_loss_backward(g, CTC_LOG_PROBS),
         ((2,),),
+    ),
+    *(
+        OpCase(
+            "affine_grid",
+            f"affine_grid-{len(size)}d-{align_corners}",
+            lambda theta, size=size, align_corners=align_corners: ops.affine_grid(
+                theta, size=size, align_corners=align_corners
+            ),
+            lambda theta, size=size, align_corners=align_corners: np_affine_grid(
+                theta, size, align_corners
+            ),
+            ((size[0], len(size) - 2, len(size) - 1),),
+        )
+        for size in ((2, 1, 3, 4), (1, 2, 2, 3, 2))
+        for align_corners in (False, True)
     ),
     OpCase(
         "layer_norm",

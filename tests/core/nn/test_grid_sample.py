@@ -82,6 +82,21 @@ def test_affine_grid_and_its_gradient_are_pytorchs(size, align_corners) -> None:
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
 
 
+def test_an_affine_grid_backpropagates_again_as_pytorchs() -> None:
+    # Made by a matmul, its saved values were freed by the first backward (GraphFreedError);
+    # PyTorch's keeps none, so a grid made once serves several backward passes.
+    found = []
+    for lib in (plugrad, torch):
+        theta = lib.tensor(THETA, requires_grad=True)
+        grid = lib.nn.functional.affine_grid(theta, (2, 3, 4, 5), align_corners=False)
+        for _ in range(2):
+            _weighted_sum(lib, grid).backward()
+        (again,) = lib.autograd.grad(_weighted_sum(lib, grid), theta)
+        found.append([theta.grad.numpy(), again.numpy()])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
 def test_a_spatial_transformer_step_trains_as_pytorchs() -> None:
     # The spatial transformer tutorial's core: theta from a layer, the image resampled.
     found = []
