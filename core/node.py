@@ -8,6 +8,7 @@ output, or a leaf's accumulation point) or ``(node, index)`` for output
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -47,14 +48,23 @@ def output_edge(node: Node, index: int) -> Any:
     return node if node.n_outputs == 1 else (node, index)
 
 
-class RemovableHandle:
-    """Returned by hook registration; :meth:`remove` unregisters the hook."""
+#: The ids of handles, one per registration (of every kind), as PyTorch numbers them.
+_handle_ids = itertools.count()
 
-    __slots__ = ("_entry", "_hooks")
+
+class RemovableHandle:
+    """Returned by hook registration; :meth:`remove` unregisters the hook.
+
+    ``id`` numbers the registration (each handle its own, across every kind of
+    hook); a module's hook dicts (``module._forward_hooks``, ...) are keyed by it.
+    """
+
+    __slots__ = ("_entry", "_hooks", "id")
 
     def __init__(self, hooks: list[Any], entry: Any) -> None:
         self._hooks = hooks
         self._entry = entry
+        self.id: int = next(_handle_ids)
 
     def remove(self) -> None:
         """Unregister the hook; removing twice is harmless."""

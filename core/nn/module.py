@@ -23,7 +23,7 @@ from ..memory_formats import check_memory_format, memory_format
 from ..node import note_hook_registered
 from ..tensor import Tensor
 from ..tensor_hooks import RemovableHandle
-from .module_hooks import ModuleHooks, call_with_hooks
+from .module_hooks import ModuleHooks, call_with_hooks, hook_dict, hook_flags
 from .module_state import IncompatibleKeys, note_change, note_extra_state, read_entry
 from .module_state import load_state_dict as _load_state_dict
 from .parameter import Parameter, marked_as_buffer
@@ -123,6 +123,18 @@ class Module:
     _optional_state: tuple[str, ...] = ()
     #: The hooks registered on this module (made at the first registration).
     _module_hooks: ModuleHooks | None = None
+    # PyTorch's dicts of them (handle id -> hook, in the order they run), views of those lists.
+    _forward_pre_hooks = hook_dict("forward_pre", "_forward_pre_hooks")
+    _forward_pre_hooks_with_kwargs = hook_flags(
+        "forward_pre", "with_kwargs", "_forward_pre_hooks_with_kwargs"
+    )
+    _forward_hooks = hook_dict("forward", "_forward_hooks")
+    _forward_hooks_with_kwargs = hook_flags("forward", "with_kwargs", "_forward_hooks_with_kwargs")
+    _forward_hooks_always_called = hook_flags(
+        "forward", "always_call", "_forward_hooks_always_called"
+    )
+    _backward_pre_hooks = hook_dict("backward_pre", "_backward_pre_hooks")
+    _backward_hooks = hook_dict("backward", "_backward_hooks")
     #: Its state dict hooks, by kind (made at the first registration).
     _state_dict_hooks: dict[str, list[Callable[..., Any]]] | None = None
     #: The compiled call :meth:`compile` made, which calls run instead (None: none).

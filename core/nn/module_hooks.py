@@ -24,33 +24,43 @@ a Tensor or a tuple or list of them (one returning a dict warns, as PyTorch's).
 Each returns a handle whose ``remove()`` unregisters the hook; ``prepend=True``
 runs it before the hooks registered earlier. A module without hooks pays one
 attribute read per call.
+
+PyTorch's dicts of them read and write the same lists: ``module._forward_hooks``,
+``_forward_pre_hooks``, ``_backward_hooks`` and ``_backward_pre_hooks`` map each
+handle's ``id`` to its hook, in the order they run (``clear()``, ``del``, ``pop``
+and ``d[id] = hook`` change which run); ``_forward_hooks_with_kwargs``,
+``_forward_hooks_always_called`` and ``_forward_pre_hooks_with_kwargs`` map the
+ids of those registered so to ``True``.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..creation import zeros
-from ..errors import ArgumentError
+from ..errors import ArgumentError, InvalidArgumentError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ..tensor_hooks import RemovableHandle
 
-__all__ = ["ModuleHooks", "call_with_hooks"]
+__all__ = ["ModuleHooks", "call_with_hooks", "hook_dict", "hook_flags"]
 
 
 class _Entry:
     """One registered hook and how it is called (each entry its own object, for ``remove``)."""
 
-    __slots__ = ("always_call", "hook", "with_kwargs")
+    __slots__ = ("always_call", "hook", "id", "with_kwargs")
 
-    def __init__(self, hook: Callable[..., Any], with_kwargs: bool, always_call: bool) -> None:
+    def __init__(
+        self, hook: Callable[..., Any], with_kwargs: bool, always_call: bool, id: Any = None
+    ) -> None:
         self.hook = hook
         self.with_kwargs = with_kwargs
         self.always_call = always_call
+        self.id = id  # its handle's, the key of the module's hook dicts
 
 
 class ModuleHooks:
@@ -77,11 +87,175 @@ class ModuleHooks:
             raise TypeError(f"a module hook must be callable, got {type(hook).__name__}")
         entries: list[_Entry] = getattr(self, kind)
         entry = _Entry(hook, bool(with_kwargs), bool(always_call))
+        handle = RemovableHandle(entries, entry)
+        entry.id = handle.id
         entries.insert(0, entry) if prepend else entries.append(entry)
-        return RemovableHandle(entries, entry)
+        return handle
 
     def __bool__(self) -> bool:
         return bool(self.forward_pre or self.forward or self.backward_pre or self.backward)
+
+
+def _entries(module: Any, kind: str) -> list[_Entry]:
+    """The list of ``module``'s hooks of ``kind`` (an empty one if it has none)."""
+    hooks = module._module_hooks
+    return [] if hooks is None else getattr(hooks, kind)
+
+
+def _find(entries: list[_Entry], key: Any) -> _Entry | None:
+    for entry in entries:
+        if entry.id == key:
+            return entry
+    return None
+
+
+class HookDict(MutableMapping[Any, Callable[..., Any]]):
+    """A module's hooks of one kind as PyTorch's dict of them: handle id -> hook, in the
+    order they run. Reads and writes go to the module's hook list itself."""
+
+    __slots__ = ("_kind", "_module", "_name")
+
+    def __init__(self, module: Any, kind: str, name: str) -> None:
+        self._module, self._kind, self._name = module, kind, name
+
+    def __getitem__(self, key: Any) -> Callable[..., Any]:
+        entry = _find(_entries(self._module, self._kind), key)
+        if entry is None:
+            raise KeyError(key)
+        return entry.hook
+
+    def __setitem__(self, key: Any, hook: Callable[..., Any]) -> None:
+        if not callable(hook):
+            raise ArgumentError(
+                f"{type(self._module).__name__}.{self._name}[{key!r}] = ...: a module hook "
+                f"must be callable, got {type(hook).__name__}"
+            )
+        entries: list[_Entry] = getattr(self._module._hooks(), self._kind)
+        entry = _find(entries, key)
+        if entry is None:  # a new key runs last, as a dict's new key comes last
+            entries.append(_Entry(hook, False, False, key))
+        else:  # a known one keeps its place and how it is called
+            entry.hook = hook
+
+    def __delitem__(self, key: Any) -> None:
+        entries = _entries(self._module, self._kind)
+        entry = _find(entries, key)
+        if entry is None:
+            raise KeyError(key)
+        entries.remove(entry)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([entry.id for entry in _entries(self._module, self._kind)])
+
+    def __len__(self) -> int:
+        return len(_entries(self._module, self._kind))
+
+    def clear(self) -> None:
+        _entries(self._module, self._kind).clear()  # in place: the handles keep their list
+
+    def __repr__(self) -> str:
+        return f"{self._name}({dict(self.items())!r})"
+
+
+class HookFlags(MutableMapping[Any, bool]):
+    """The ids of a module's hooks of one kind registered with a flag (``with_kwargs``,
+    ``always_call``), each mapped to ``True``, as PyTorch's dicts of them."""
+
+    __slots__ = ("_flag", "_kind", "_module", "_name")
+
+    def __init__(self, module: Any, kind: str, flag: str, name: str) -> None:
+        self._module, self._kind, self._flag, self._name = module, kind, flag, name
+
+    def _flagged(self) -> list[_Entry]:
+        return [e for e in _entries(self._module, self._kind) if getattr(e, self._flag)]
+
+    def __getitem__(self, key: Any) -> bool:
+        if _find(self._flagged(), key) is None:
+            raise KeyError(key)
+        return True
+
+    def __setitem__(self, key: Any, value: bool) -> None:
+        entry = _find(_entries(self._module, self._kind), key)
+        where = f"{type(self._module).__name__}.{self._name}[{key!r}] = {value!r}"
+        if value is not True:
+            raise InvalidArgumentError(
+                f"{where}: its values are True (delete the key to clear the flag)"
+            )
+        if entry is None:
+            raise KeyError(
+                f"{where}: no hook has that id; register the hook first (its handle's id)"
+            )
+        setattr(entry, self._flag, True)
+
+    def __delitem__(self, key: Any) -> None:
+        entry = _find(self._flagged(), key)
+        if entry is None:
+            raise KeyError(key)
+        setattr(entry, self._flag, False)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([entry.id for entry in self._flagged()])
+
+    def __len__(self) -> int:
+        return len(self._flagged())
+
+    def __repr__(self) -> str:
+        return f"{self._name}({dict(self.items())!r})"
+
+
+def hook_dict(kind: str, name: str) -> Any:
+    """The property ``name`` of modules: their hooks of ``kind`` as a :class:`HookDict`.
+    Assigning a mapping replaces them (a known id keeps how its hook is called)."""
+
+    def get(module: Any) -> HookDict:
+        return HookDict(module, kind, name)
+
+    def set_(module: Any, hooks: Mapping[Any, Callable[..., Any]]) -> None:
+        if not isinstance(hooks, Mapping):
+            raise ArgumentError(
+                f"{type(module).__name__}.{name} = ...: give a mapping of handle id to hook "
+                f"(an OrderedDict), got {type(hooks).__name__}"
+            )
+        items = list(hooks.items())
+        for key, hook in items:
+            if not callable(hook):
+                raise ArgumentError(
+                    f"{type(module).__name__}.{name} = ...: the hook of {key!r} must be "
+                    f"callable, got {type(hook).__name__}"
+                )
+        entries: list[_Entry] = getattr(module._hooks(), kind)
+        known = {entry.id: entry for entry in entries}
+        new = []
+        for key, hook in items:
+            entry = known.get(key) or _Entry(hook, False, False, key)
+            entry.hook = hook
+            new.append(entry)
+        entries[:] = new  # in place: the handles keep their list
+
+    return property(get, set_, doc=f"The {kind.replace('_', ' ')} hooks, by handle id.")
+
+
+def hook_flags(kind: str, flag: str, name: str) -> Any:
+    """The property ``name`` of modules: a :class:`HookFlags`. Assigning a mapping
+    flags the hooks whose ids are its keys, and only those."""
+
+    def get(module: Any) -> HookFlags:
+        return HookFlags(module, kind, flag, name)
+
+    def set_(module: Any, flagged: Mapping[Any, bool]) -> None:
+        entries = _entries(module, kind)
+        where = f"{type(module).__name__}.{name} = ..."
+        if not isinstance(flagged, Mapping):
+            raise ArgumentError(
+                f"{where}: give a mapping of handle id to True, got {type(flagged).__name__}"
+            )
+        unknown = set(flagged) - {entry.id for entry in entries}
+        if unknown:
+            raise KeyError(f"{where}: no hook has the id(s) {sorted(unknown, key=repr)}")
+        for entry in entries:
+            setattr(entry, flag, entry.id in flagged)
+
+    return property(get, set_, doc=f"The ids of the {kind.replace('_', ' ')} hooks with {flag}.")
 
 
 def call_with_hooks(module: Any, hooks: ModuleHooks, args: tuple[Any, ...], kwargs: Any) -> Any:
