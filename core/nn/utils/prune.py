@@ -159,6 +159,7 @@ class BasePruningMethod(ABC):
         with no_grad():
             weight = self.apply_mask(module).detach()
         orig = module._parameters.pop(name + "_orig")
+        assert orig is not None  # (set up by apply(), a Parameter)
         with no_grad():
             orig.data = weight
         del module._buffers[name + "_mask"]
@@ -364,7 +365,7 @@ class RandomUnstructured(_EntriesPruned):
     """Prunes ``amount`` entries drawn at random (from plugrad's generator)."""
 
     def _chosen(self, t: Tensor, count: int) -> Tensor:
-        return _ops.topk(rand(t.numel(), device=t.device), count).indices
+        return _ops.topk(rand(t.numel(), device=t.device), count)[1]
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float) -> BasePruningMethod:  # type: ignore[override]
@@ -377,7 +378,7 @@ class L1Unstructured(_EntriesPruned):
 
     def _chosen(self, t: Tensor, count: int) -> Tensor:
         magnitudes = _ops.reshape(_ops.abs(t), (-1,))
-        return _ops.topk(magnitudes, count, largest=False).indices
+        return _ops.topk(magnitudes, count, largest=False)[1]
 
     @classmethod
     def apply(  # type: ignore[override]
@@ -404,7 +405,7 @@ class _SlicesPruned(BasePruningMethod):
         count = _count(self.amount, units, f"slices along dim {self.dim}", caller)
         if count == 0:
             return default_mask
-        kept = _ops.topk(self._ranks(t, dim), units - count).indices
+        kept = _ops.topk(self._ranks(t, dim), units - count)[1]
         return _channel_mask(t, dim, kept) * default_mask.to(t.dtype)
 
     def _ranks(self, t: Tensor, dim: int) -> Tensor:
@@ -442,7 +443,8 @@ class LnStructured(_SlicesPruned):
                 f"LnStructured: n is the order of the norm ranking the slices: a number, "
                 f"math.inf, -math.inf or 'fro', got {n!r}"
             )
-        self.n, self.dim = n, dim
+        self.n: int | float = n
+        self.dim = dim
 
     def _ranks(self, t: Tensor, dim: int) -> Tensor:
         others = tuple(d for d in range(t.ndim) if d != dim)
