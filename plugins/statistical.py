@@ -597,6 +597,12 @@ def _cumulative_prod_grad(
                     x.dtype)  # fmt: skip
     if x.ndim == 0:  # the identity (see _cumulative)
         return g
+    wider = _float64_for_float32(xp, x)
+    if wider is not None:  # as the forward (and PyTorch on the CPU): float32 drifts
+        return cast(xp, _cumulative_prod_grad(xp, cast(xp, g, wider), ans, cast(xp, x, wider),
+                                              axis=axis, dtype=None,
+                                              include_initial=include_initial),
+                    x.dtype)  # fmt: skip
     axis = _cumulative_axis(x, axis)
     if include_initial:
         # out = [1, cumprod(x)]: the leading 1 depends on nothing.
@@ -613,6 +619,23 @@ def _cumulative_prod_grad(
         xp.concat([ones, x[axis_slice(x.ndim, axis, 0, n - 1)]], axis=axis), axis=axis
     )
     return before * _reverse_weighted_sums(xp, g, x, axis)
+
+
+def _float64_for_float32(xp: Any, x: Any) -> Any:
+    """float64 for a float32 ``x`` where the backend has it (as ``in_float64``), else None:
+    the doubling steps below multiply powers of ``x`` (a float32 gradient of 100,000
+    factors near 1 was 2e-5 off)."""
+    wide = getattr(xp, "float64", None) if x.dtype == xp.float32 else None
+    if wide is None:
+        return None
+    device = device_of(x)
+    known = getattr(device, "dtypes", None)  # a Tensor's device (a rule under create_graph)
+    if known is not None:
+        return wide if wide in known else None
+    info = getattr(xp, "__array_namespace_info__", None)  # (JAX names float64, may lack it)
+    if info is not None and "float64" not in info().dtypes(device=device, kind="real floating"):
+        return None
+    return wide
 
 
 def _reverse_weighted_sums(xp: Any, g: Any, x: Any, axis: int) -> Any:
