@@ -87,34 +87,27 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
     return _add_reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-def cumulative_sum(
-    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
-) -> Any:
-    if x.dtype is _float32 and dtype is None:
-        # As PyTorch on the CPU, in float64 and rounded once: a running sum in float32
-        # drifts (a million 0.1s summed to 100958).
-        running = _compat_cumulative_sum(
-            x, axis=axis, dtype=_float64, include_initial=include_initial
+def _running(compat_function: Any) -> Any:
+    """The standard's running sum or product, of float32 in float64 and rounded once, as
+    PyTorch's on the CPU: in float32 it drifts (a million 0.1s summed to 100958; 100,000
+    factors of 1 + 2**-20 came to 1.09948, not 1.10006)."""
+
+    def running(
+        x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+    ) -> Any:
+        if x.dtype is _float32 and dtype is None:
+            wide = compat_function(x, axis=axis, dtype=_float64, include_initial=include_initial)
+            return _row_major(wide.astype(_float32))
+        return _row_major(
+            compat_function(x, axis=axis, dtype=dtype, include_initial=include_initial)
         )
-        return _row_major(running.astype(_float32))
-    return _row_major(
-        _compat_cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial)
-    )
+
+    running.__name__ = running.__qualname__ = compat_function.__name__
+    return running
 
 
-def cumulative_prod(
-    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
-) -> Any:
-    if x.dtype is _float32 and dtype is None:
-        # As cumulative_sum (and PyTorch on the CPU): a running product in float32 drifts
-        # (100,000 factors of 1 + 2**-20 came to 1.09948 where the product is 1.10006).
-        running = _compat_cumulative_prod(
-            x, axis=axis, dtype=_float64, include_initial=include_initial
-        )
-        return _row_major(running.astype(_float32))
-    return _row_major(
-        _compat_cumulative_prod(x, axis=axis, dtype=dtype, include_initial=include_initial)
-    )
+cumulative_sum = _running(_compat_cumulative_sum)
+cumulative_prod = _running(_compat_cumulative_prod)
 
 
 def concat(arrays: Any, /, *, axis: Any = 0) -> Any:
