@@ -89,8 +89,6 @@ from .transforms import (
 from .von_mises import VonMises
 
 __all__ = [
-    "# counts, mixtures and low-rank normals",
-    "# transforms, and the families built on them",
     "AbsTransform",
     "AffineTransform",
     "Bernoulli",

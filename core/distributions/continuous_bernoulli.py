@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from typing import Any
 
 from .. import ops as _ops
@@ -15,7 +14,7 @@ from ..random import rand
 from ..tensor import Size, Tensor
 from . import constraints
 from .discrete import _BinaryParameters
-from .utils import broadcast_all, clamp_probs
+from .utils import broadcast_all, clamp_probs, lazy_property
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -80,7 +79,7 @@ class ContinuousBernoulli(_BinaryParameters):
         super()._expand_into(new, batch_shape)
         new._lims = self._lims
 
-    @cached_property
+    @lazy_property
     def probs(self) -> Tensor:
         """The parameter ``p`` in ``[eps, 1 - eps]``: ``sigmoid(logits)``, clipped."""
         return clamp_probs(sigmoid(self.logits))

@@ -7,7 +7,6 @@ when first asked for it.
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from typing import Any, ClassVar
 
 from .. import ops as _ops
@@ -21,7 +20,13 @@ from ..random import bernoulli, multinomial, rand
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _Elementwise
-from .utils import broadcast_all, logits_to_probs, normalized_logits, probs_to_logits
+from .utils import (
+    broadcast_all,
+    lazy_property,
+    logits_to_probs,
+    normalized_logits,
+    probs_to_logits,
+)
 
 __all__ = ["Bernoulli", "Categorical", "Geometric", "OneHotCategorical"]
 
@@ -61,12 +66,12 @@ class _BinaryParameters(_Elementwise):
         """``probs``, or ``logits`` while only they are set: for the dtype and device."""
         return self.__dict__["probs" if "probs" in self.__dict__ else "logits"]
 
-    @cached_property
+    @lazy_property
     def probs(self) -> Tensor:
         """The probability of success (1), element-wise."""
         return logits_to_probs(self.logits, is_binary=True)
 
-    @cached_property
+    @lazy_property
     def logits(self) -> Tensor:
         """The log-odds of success, ``log(p) - log1p(-p)``."""
         return probs_to_logits(self.probs, is_binary=True)
@@ -291,12 +296,12 @@ class Categorical(_CategoricalParameters):
                 new._param = new.__dict__[name]
         new._num_events = self._num_events
 
-    @cached_property
+    @lazy_property
     def probs(self) -> Tensor:
         """The probability of each category, over the last axis."""
         return logits_to_probs(self.logits)
 
-    @cached_property
+    @lazy_property
     def logits(self) -> Tensor:
         """The normalized log-probability of each category, over the last axis."""
         return probs_to_logits(self.probs)

@@ -9,7 +9,6 @@ matrix determinant lemma), so ``log_prob`` costs ``O(D m^2)``, not ``O(D^3)``.
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from typing import Any, ClassVar
 
 from .. import linalg as _linalg
@@ -23,6 +22,7 @@ from ..tensor import Tensor
 from . import constraints
 from .distribution import _CentredAtLoc
 from .multivariate_normal import _batch_mahalanobis
+from .utils import lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
 
@@ -172,7 +172,7 @@ class LowRankMultivariateNormal(_CentredAtLoc):
         diagonal = diagonal + self._unbroadcasted_cov_diag
         return _ops.broadcast_to(diagonal, (*self._batch_shape, *self._event_shape))
 
-    @cached_property
+    @lazy_property
     def scale_tril(self) -> Tensor:
         """The lower Cholesky factor ``L`` of the covariance, ``L @ L.mT``."""
         # W W^T + D = D^1/2 (I + D^-1/2 W W^T D^-1/2) D^1/2, whose middle factor has every
@@ -183,14 +183,14 @@ class LowRankMultivariateNormal(_CentredAtLoc):
         inner = whitened @ _ops.matrix_transpose(whitened) + identity
         return self._full(root * _linalg.cholesky(inner))
 
-    @cached_property
+    @lazy_property
     def covariance_matrix(self) -> Tensor:
         """The covariance matrix, ``cov_factor @ cov_factor.mT + diag(cov_diag)``."""
         factor = self._unbroadcasted_cov_factor
         covariance = factor @ _ops.matrix_transpose(factor)
         return self._full(covariance + diag_embed(self._unbroadcasted_cov_diag))
 
-    @cached_property
+    @lazy_property
     def precision_matrix(self) -> Tensor:
         """The inverse of the covariance matrix, by Woodbury's identity."""
         a = _woodbury_factor(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from typing import Any, ClassVar
 
 from .. import linalg as _linalg
@@ -15,6 +14,7 @@ from ..random import randn
 from ..tensor import Tensor
 from . import constraints
 from .distribution import _CentredAtLoc
+from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
 
@@ -161,18 +161,18 @@ class MultivariateNormal(_CentredAtLoc):
     def _full(self, matrix: Tensor) -> Tensor:
         return _ops.broadcast_to(matrix, (*self._batch_shape, *self._event_shape * 2))
 
-    @cached_property
+    @lazy_property
     def scale_tril(self) -> Tensor:
         """The lower Cholesky factor ``L`` of the covariance, ``L @ L.mT``."""
         return self._full(self._unbroadcasted_scale_tril)
 
-    @cached_property
+    @lazy_property
     def covariance_matrix(self) -> Tensor:
         """The covariance matrix."""
         tril = self._unbroadcasted_scale_tril
         return self._full(tril @ _ops.matrix_transpose(tril))
 
-    @cached_property
+    @lazy_property
     def precision_matrix(self) -> Tensor:
         """The inverse of the covariance matrix."""
         tril_inverse = _linalg.inv(_ops.tril(self._unbroadcasted_scale_tril))

@@ -11,6 +11,7 @@ tensor([1., 1., 1.])
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from numbers import Number
 from typing import Any
@@ -19,14 +20,49 @@ from .. import ops as _ops
 from ..creation import asarray
 from ..dtype_functions import broadcast_shapes, finfo
 from ..errors import ArgumentError, ConvergenceError, InvalidArgumentError
+from ..grad_mode import enable_grad
 from ..nn.functional import log_softmax, sigmoid, softmax
 from ..pytorch_names import get_default_dtype
 from ..tensor import Tensor
 
-__all__ = ["broadcast_all", "clamp_probs", "logits_to_probs", "probs_to_logits", "sum_rightmost"]
+__all__ = [
+    "broadcast_all",
+    "clamp_probs",
+    "lazy_property",
+    "logits_to_probs",
+    "probs_to_logits",
+    "sum_rightmost",
+]
 
 #: Rounds of proposals a rejection sampler makes before giving up.
 _MAX_ROUNDS = 1000
+
+
+class lazy_property(functools.cached_property):
+    """A value a distribution derives from its parameters on first use, then keeps.
+
+    It is computed with gradients on, as PyTorch's ``lazy_property``: first asked
+    for under :class:`~plugrad.no_grad` (or inside ``sample()``, which runs so), a
+    plain cached property would keep a value with no path back to the
+    parameters, and every later ``log_prob`` would silently get no gradient.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import Categorical
+    >>> p = plugrad.tensor([0.25, 0.75], requires_grad=True)
+    >>> d = Categorical(probs=p)
+    >>> with plugrad.no_grad():
+    ...     _ = d.logits
+    >>> d.log_prob(plugrad.tensor(1)).requires_grad
+    True
+    """
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        with enable_grad():
+            return super().__get__(instance, owner)
 
 
 def broadcast_all(*values: Tensor | float) -> list[Tensor]:

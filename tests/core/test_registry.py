@@ -318,3 +318,23 @@ def test_broken_third_party_plugin_at_load_time_is_skipped(monkeypatch) -> None:
 def test_the_namespace_lists_each_public_name_once() -> None:
     assert len(plugrad.__all__) == len(set(plugrad.__all__))
     assert all(hasattr(plugrad, name) for name in plugrad.__all__)
+
+
+def test_every_public_module_has_each_name_its_all_lists() -> None:
+    # ``from plugrad.<module> import *`` fails on a name listed but missing (a comment
+    # that became a string once).
+    import importlib
+    import pkgutil
+
+    checked = 0
+    for info in pkgutil.walk_packages(plugrad.__path__, "plugrad."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an extra that is not installed (mpi4py, graphviz, ...)
+            continue
+        missing = [name for name in getattr(module, "__all__", ()) if not hasattr(module, name)]
+        assert not missing, f"{info.name}.__all__ lists names it lacks: {missing}"
+        checked += 1
+    assert checked > 20

@@ -607,3 +607,77 @@ def test_a_parameter_of_the_full_shape_is_kept_itself_as_pytorchs_and_deep_copie
         assert copied.loc is copied_mu
     wide = plugrad.distributions.Normal(plugrad.zeros(2, 1), plugrad.ones(3))
     assert wide.loc.shape == wide.scale.shape == (2, 3)
+
+
+def _exp_relaxed_categorical(lib: Any) -> Any:
+    if lib is plugrad:
+        return plugrad.distributions.ExpRelaxedCategorical
+    return torch.distributions.relaxed_categorical.ExpRelaxedCategorical
+
+
+def _derived_first_without_grad() -> list[tuple[str, Callable[[Any], Any], Callable[[Any], Any]]]:
+    """(label, make(lib, p), use(lib, d)): ``make`` builds a distribution from the leaf
+    ``p`` and reads a derived parameter without gradients; ``use`` computes after it."""
+    value3 = [0.2, 0.3, 0.5]
+
+    def no_grad_log_prob(at: Any) -> Callable[[Any, Any], None]:
+        def read(lib: Any, d: Any) -> None:
+            with lib.no_grad():
+                d.log_prob(lib.tensor(at))
+
+        return read
+
+    def sampled(lib: Any, d: Any) -> None:
+        d.sample()
+
+    return [
+        ("NegativeBinomial after sample", lambda lib, p: lib.distributions.NegativeBinomial(
+            3.0, probs=p[0]), sampled, lambda lib, d: d.log_prob(lib.tensor(2.0))),
+        ("RelaxedOneHotCategorical after sample",
+         lambda lib, p: lib.distributions.RelaxedOneHotCategorical(lib.tensor(0.5), probs=p),
+         sampled, lambda lib, d: d.log_prob(lib.tensor(value3))),
+        ("ExpRelaxedCategorical after sample",
+         lambda lib, p: _exp_relaxed_categorical(lib)(lib.tensor(0.5), probs=p),
+         sampled, lambda lib, d: d.log_prob(lib.log(lib.tensor(value3)))),
+        ("Categorical after log_prob under no_grad",
+         lambda lib, p: lib.distributions.Categorical(probs=p), no_grad_log_prob(1),
+         lambda lib, d: d.log_prob(lib.tensor(1))),
+        ("Bernoulli after log_prob under no_grad",
+         lambda lib, p: lib.distributions.Bernoulli(probs=p), no_grad_log_prob([1.0, 0.0, 1.0]),
+         lambda lib, d: d.log_prob(lib.tensor([1.0, 0.0, 1.0], dtype=lib.float64))),
+        ("Binomial after log_prob under no_grad",
+         lambda lib, p: lib.distributions.Binomial(4, probs=p), no_grad_log_prob([1.0, 0.0, 3.0]),
+         lambda lib, d: d.log_prob(lib.tensor([1.0, 0.0, 3.0]))),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case", _derived_first_without_grad(), ids=lambda case: case[0] if type(case) is tuple else ""
+)
+def test_a_parameter_derived_first_without_grad_still_carries_the_gradient(case: Any) -> None:
+    # Derived on first use and kept: first asked for under no_grad (sample() runs so),
+    # it was kept without a graph, and log_prob's gradient silently went missing.
+    _, make, read, use = case
+    grads = []
+    for lib in (plugrad, torch):
+        p = lib.tensor([0.2, 0.3, 0.5], dtype=lib.float64, requires_grad=True)
+        d = make(lib, p)
+        read(lib, d)
+        out = use(lib, d)
+        assert out.requires_grad
+        lib.sum(out).backward()
+        grads.append(np.asarray(p.grad.tolist()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+def test_multivariate_normal_matrices_read_under_no_grad_carry_the_gradient() -> None:
+    grads = []
+    for lib in (plugrad, torch):
+        c = lib.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=lib.float64, requires_grad=True)
+        d = lib.distributions.MultivariateNormal(lib.zeros(2, dtype=lib.float64),
+                                                  covariance_matrix=c)  # fmt: skip
+        with lib.no_grad():
+            d.precision_matrix  # noqa: B018 (read first without gradients)
+        lib.sum(d.precision_matrix).backward()
+        grads.append(np.asarray(c.grad.tolist()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10)
