@@ -276,11 +276,40 @@ def _set_count_and_odds(
         given = asarray(given, dtype=dtype, device=total_count.device)
     param, count = broadcast_all(given, total_count)
     setattr(dist, parameter, param)
+    dist._probs_given = parameter == "probs"
     dist.total_count = _ops.astype(count, param.dtype)
     Distribution.__init__(dist, param.shape, validate_args=validate_args)
 
 
-class Binomial(_BinaryParameters):
+class _CountAndOdds(_BinaryParameters):
+    """``total_count`` trials and their ``probs`` or ``logits``.
+
+    Made from ``probs``, its log-probabilities are computed from ``p`` itself:
+    through the logits (``p`` clamped to the float's epsilon first) ``n log(1 - p)``
+    of ``p = 0`` and a million trials was ``-0.12`` where it is 0.
+    """
+
+    _probs_given = False
+    total_count: Tensor
+
+    def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
+        super()._expand_into(new, batch_shape)
+        new._probs_given = self._probs_given
+
+    def _log_powers_of_probs(self, successes: Tensor, failures: Tensor) -> Tensor:
+        """``successes log(p) + failures log(1 - p)``, from ``probs``: a term is 0 where its
+        count is 0 (whatever ``p``: its gradient too), and -inf, without the backend's
+        warning, where its count is positive and its probability 0."""
+        p = self.probs
+        never, surely = p == 0, p == 1
+        log_p = _ops.log(_ops.where((successes == 0) | never, 1.0, p))
+        log_not_p = _ops.log1p(-_ops.where((failures == 0) | surely, 0.0, p))
+        return _ops.where(never & (successes != 0), -math.inf, successes * log_p) + _ops.where(
+            surely & (failures != 0), -math.inf, failures * log_not_p
+        )
+
+
+class Binomial(_CountAndOdds):
     """The number of successes in ``total_count`` independent trials that succeed with ``probs``.
 
     Parameters
@@ -355,13 +384,16 @@ class Binomial(_BinaryParameters):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        n, logits = self.total_count, self.logits
+        n = self.total_count
+        log_binomial = lgamma(n + 1) - lgamma(value + 1) - lgamma(n - value + 1)
+        if self._probs_given:
+            return self._log_powers_of_probs(value, n - value) + log_binomial
+        logits = self.logits
         # n log(1 + e**l), the log of the normalizer, without overflow for large logits:
         # n max(l, 0) + n log1p(e**-|l|) (and max(l, 0) as (l + |l|) / 2: gradient 1/2 at 0).
         log_normalizer = n * (logits + _ops.abs(logits)) / 2 + n * _ops.log1p(
             _ops.exp(-_ops.abs(logits))
         )
-        log_binomial = lgamma(n + 1) - lgamma(value + 1) - lgamma(n - value + 1)
         return value * logits + log_binomial - log_normalizer
 
     def _homogeneous_count(self, method: str) -> int:
@@ -378,7 +410,9 @@ class Binomial(_BinaryParameters):
         """The entropy, summed over ``0, ..., total_count`` (one count for the whole batch)."""
         self._homogeneous_count("entropy")
         log_pmf = self.log_prob(self.enumerate_support(expand=False))
-        return -_ops.sum(_ops.exp(log_pmf) * log_pmf, axis=0)
+        # An impossible count (probs 0 or 1) adds 0, not 0 * -inf.
+        finite_log_pmf = _ops.where(log_pmf == -math.inf, 0.0, log_pmf)
+        return 0.0 - _ops.sum(_ops.exp(log_pmf) * finite_log_pmf, axis=0)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         """``0, ..., total_count`` along a new first axis (one count for the whole batch)."""
@@ -516,7 +550,7 @@ class Multinomial(_CategoricalBacked):
         return repr(self._categorical).replace("Categorical", "Multinomial", 1)
 
 
-class NegativeBinomial(_BinaryParameters):
+class NegativeBinomial(_CountAndOdds):
     """The number of successes before ``total_count`` failures, in trials that succeed with
     ``probs``.
 
@@ -560,12 +594,20 @@ class NegativeBinomial(_BinaryParameters):
         _set_count_and_odds(self, "NegativeBinomial", total_count, probs, logits, validate_args)
 
     @property
+    def _odds(self) -> Tensor:
+        """``p / (1 - p)``: from ``probs`` where given (``exp(logits)`` of a clamped ``p = 0``
+        is the epsilon, not 0)."""
+        if self._probs_given:
+            return self.probs / (1 - self.probs)
+        return _ops.exp(self.logits)
+
+    @property
     def mean(self) -> Tensor:
-        return self.total_count * _ops.exp(self.logits)
+        return self.total_count * self._odds
 
     @property
     def mode(self) -> Tensor:
-        return _ops.clip(_ops.floor((self.total_count - 1) * _ops.exp(self.logits)), min=0.0)
+        return _ops.clip(_ops.floor((self.total_count - 1) * self._odds), min=0.0)
 
     @property
     def variance(self) -> Tensor:
@@ -583,8 +625,12 @@ class NegativeBinomial(_BinaryParameters):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        r, logits = self.total_count, self.logits
-        unnormalized = r * logsigmoid(-logits) + value * logsigmoid(logits)
+        r = self.total_count
+        if self._probs_given:
+            unnormalized = self._log_powers_of_probs(value, r)
+        else:
+            logits = self.logits
+            unnormalized = r * logsigmoid(-logits) + value * logsigmoid(logits)
         # r + value = 0 is the point mass of r = 0 at 0, probability 1 (lgamma(0) is inf).
         at_zero = r + value == 0
         safe_r = _ops.where(at_zero, 1.0, r)

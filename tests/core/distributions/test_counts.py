@@ -462,3 +462,36 @@ def test_no_warnings_at_the_edges_of_the_parameters() -> None:
         D.Binomial(5, probs=t([0.0, 1.0])).sample((10,))
         D.kl_divergence(D.Poisson(t([0.0, 1.0])), D.Poisson(t([0.0, 0.0])))
         D.kl_divergence(D.Bernoulli(probs=t([0.0, 1.0])), D.Poisson(t(0.0)))
+
+
+def test_counts_made_from_probs_zero_or_one_have_exact_log_probs_and_gradients() -> None:
+    # Through the logits, p was clamped to the float's epsilon: n log(1 - p) of p = 0 and
+    # a million trials gave log P(0) = -0.119 (P = 0.89), for both families (float32).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        n = plugrad.tensor(1e6)
+        assert D.Binomial(n, probs=plugrad.tensor(0.0)).log_prob(plugrad.tensor(0.0)).item() == 0
+        assert (
+            D.NegativeBinomial(n, probs=plugrad.tensor(0.0)).log_prob(plugrad.tensor(0.0)).item()
+            == 0
+        )
+        assert D.NegativeBinomial(n, probs=plugrad.tensor(0.0)).mean.item() == 0
+        small = D.Binomial(n, probs=plugrad.tensor(1e-7)).log_prob(plugrad.tensor(0.0)).item()
+        assert small == pytest.approx(1e6 * math.log1p(-1e-7), rel=1e-5)  # -0.1, not -0.119
+        # an impossible count is -inf, without the backend's divide-by-zero warning
+        edges = D.Binomial(t(10.0), probs=t([0.0, 1.0, 1.0])).log_prob(t([1.0, 10.0, 9.0]))
+        assert edges.tolist() == [-math.inf, 0.0, -math.inf]
+        entropy = D.Binomial(t(5.0), probs=t([0.0, 0.5, 1.0])).entropy()
+        assert entropy.tolist()[::2] == [0.0, 0.0]
+        assert entropy.tolist()[1] == pytest.approx(
+            torch.distributions.Binomial(5, probs=torch.tensor(0.5)).entropy().item()
+        )
+    # d/dp [k log p + (n - k) log(1 - p)]: -n at p = 0, k = 0; n at p = 1, k = n
+    p = plugrad.tensor([0.0, 0.3, 1.0], dtype=F64, requires_grad=True)
+    D.Binomial(t(5.0), probs=p).log_prob(t([0.0, 2.0, 5.0])).sum().backward()
+    assert p.grad.tolist() == pytest.approx([-5.0, 2 / 0.3 - 3 / 0.7, 5.0])
+    # made from logits, and expanded, it computes as before / as made
+    assert D.Binomial(t(5.0), probs=t(0.0)).expand((3,)).log_prob(t(0.0)).tolist() == [0.0] * 3
+    lp = D.Binomial(t(5.0), logits=t(-3.0)).log_prob(t(2.0)).item()
+    their = torch.distributions.Binomial(5, logits=torch.tensor(-3.0, dtype=torch.float64))
+    assert lp == pytest.approx(their.log_prob(torch.tensor(2.0)).item())
