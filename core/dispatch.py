@@ -942,8 +942,9 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
     elif isinstance(alpha, complex) and max(ranks) < 3:
         wrong = "complex, and the terms are real; convert them to a complex dtype first"
     if wrong is not None:
-        x_kind = x.dtype if isinstance(x, Tensor) else type(x).__name__
-        raise DtypeError(f"{function}(): alpha={alpha!r} is {wrong} (the tensor is {x_kind})")
+        tensor = x if isinstance(x, Tensor) else other
+        kind = tensor.dtype if isinstance(tensor, Tensor) else type(x).__name__
+        raise DtypeError(f"{function}(): alpha={alpha!r} is {wrong} (the tensor is {kind})")
     if isinstance(other, Tensor):
         # In the result's dtype, as PyTorch multiplies: in int8, 100 * 2 would wrap to -56.
         if isinstance(x, Tensor):

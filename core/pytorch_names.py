@@ -23,6 +23,7 @@ from . import ops as _ops
 from . import registry
 from .backend import Device
 from .creation import CreationOptions, asarray, full
+from .dispatch import alpha_times
 from .dtype_functions import result_type
 from .errors import (
     ArgumentError,
@@ -264,9 +265,10 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     tensor([3., 1.])
     """
     x = _tensor("rsub", input)
-    if not isinstance(other, Tensor):
-        other = asarray(other, device=x.device)
-    return _ops.subtract(other, x) if alpha == 1 else other.sub(x, alpha=alpha)
+    if isinstance(other, Tensor):
+        return _ops.subtract(other, x) if alpha == 1 else other.sub(x, alpha=alpha)
+    # A number adapts to x's dtype, as in ``other - x`` (int8 stays int8, not int64).
+    return other - (x if alpha == 1 else alpha_times("rsub", other, x, alpha))
 
 
 def typename(obj: Any) -> str:

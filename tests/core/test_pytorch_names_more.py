@@ -186,6 +186,35 @@ def test_small_names_agree_with_torch() -> None:
     assert plugrad.typename(plugrad.nn.Linear(1, 1)) == "plugrad.nn.linear.Linear"
 
 
+@pytest.mark.parametrize(
+    ("dtype", "values", "other", "alpha"),
+    [
+        ("int8", [1, 2, 3], 2, 1),
+        ("uint8", [1, 2, 3], 2, 1),  # 2 - 3 wraps to 255, as `2 - x`
+        ("int16", [1, 2, 3], 2, 1),
+        ("int32", [5, -7], 3, 1),
+        ("float16", [1.0, 2.0], 2.5, 1),
+        ("int8", [100, 120], 100, 2),  # alpha * x wraps in int8 first, as PyTorch's
+        ("int64", [1, 2], 2.5, 2),  # a float number promotes to the default float dtype
+        ("float32", [1.0, 2.0], 2, 2),
+    ],
+)
+def test_rsub_of_a_number_takes_the_tensors_dtype(
+    dtype: str, values: list[Any], other: Any, alpha: Any
+) -> None:
+    # The number became a 0-d tensor first (int64 or float32), so int8 and uint8 results
+    # were int64 (2 - 3 = -1, not 255) and float16 ones float32.
+    ours = plugrad.rsub(plugrad.tensor(values, dtype=getattr(plugrad, dtype)), other, alpha=alpha)
+    theirs = torch.rsub(torch.tensor(values, dtype=getattr(torch, dtype)), other, alpha=alpha)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_rsub_refuses_a_float_alpha_for_integers_naming_the_dtype() -> None:
+    with pytest.raises(DtypeError, match=r"rsub\(\): alpha=2.5 .*the tensor is plugrad.int64"):
+        plugrad.rsub(plugrad.tensor([1, 2]), 2, alpha=2.5)
+
+
 def test_cond_runs_one_branch_differentiably() -> None:
     x = plugrad.tensor([1.0, -2.0], requires_grad=True)
     calls = []
