@@ -63,7 +63,8 @@ def _refuse_value_out_of_range(xp: Any, function: str, x: Any, value: Any) -> No
     as PyTorch does: converted, it would wrap around."""
     if xp.isdtype(x.dtype, "integral"):
         info: Any = xp.iinfo(x.dtype)
-        flag = xp.any((value < info.min) | (value > info.max))
+        # Written so that NaN, which no comparison holds for, is refused too.
+        flag = xp.any(xp.logical_not((value >= info.min) & (value <= info.max)))
     elif xp.isdtype(x.dtype, "real floating") and xp.isdtype(value.dtype, "real floating"):
         info = xp.finfo(x.dtype)  # a finite value beyond it would become an infinity
         flag = xp.any(xp.isfinite(value) & (xp.abs(value) > info.max))
@@ -71,9 +72,11 @@ def _refuse_value_out_of_range(xp: Any, function: str, x: Any, value: Any) -> No
         return
     what = f"{function}(): a value outside the range [{info.min}, {info.max}] of {x.dtype}"
     if _rules.any_true(flag, what, ScalarRangeError):
+        nan = xp.isdtype(value.dtype, "real floating") and bool(xp.any(xp.isnan(value)))
+        wider = "a floating dtype" if nan else "a wider dtype"
         raise ScalarRangeError(
             f"{function}(): the value {value.tolist()} does not fit {x.dtype} (it holds "
-            f"{info.min} to {info.max}); convert the tensor to a wider dtype first"
+            f"{info.min} to {info.max}); convert the tensor to {wider} first"
         )
 
 
