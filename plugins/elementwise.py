@@ -745,12 +745,13 @@ def _lerp(xp: Any, x: Any, end: Any, weight: Any, /) -> Any:
         wide = xp.float32
         weight = weight if is_scalar(weight) else xp.astype(weight, wide)
         return xp.astype(_lerp(xp, xp.astype(x, wide), xp.astype(end, wide), weight), x.dtype)
-    # NOTE: PyTorch's two-sided form: exact at weight 0 (x) and at weight 1 (end).
+    # NOTE: PyTorch's two-sided form: exact at weight 0 (x) and at weight 1 (end), chosen
+    # by |weight| (a complex weight has no order; a negative one takes the form from end).
     low = x + weight * (end - x)
     high = end - (end - x) * (1 - weight)
     if is_scalar(weight):
-        return low if weight < 0.5 else high
-    return xp.where(weight < 0.5, low, high)
+        return low if operator.abs(weight) < 0.5 else high  # (abs is the op here)
+    return xp.where(xp.abs(weight) < 0.5, low, high)
 
 
 lerp = op(

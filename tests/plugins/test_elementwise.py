@@ -379,3 +379,22 @@ def test_heaviside_passes_values_their_gradient_where_x_is_zero() -> None:
     steps = P.asarray(np.array([0.0, 1.0]), requires_grad=True)
     P.heaviside(steps, P.asarray(np.array([0.5, 0.5]))).sum().backward()
     assert steps.grad.tolist() == [0.0, 0.0]  # a step: no slope almost everywhere
+
+
+def test_lerp_picks_its_form_by_the_weights_magnitude_as_pytorch() -> None:
+    # A complex number weight was compared with 0.5 (TypeError); a negative weight took the
+    # form from x where PyTorch's (|weight| >= 0.5) takes the one from end.
+    torch = pytest.importorskip("torch")
+    start, end = [1 + 1j, 2j], [3 + 0j, 1j]
+    for weight in (0.5 + 0.5j, 0.1j):
+        ours = plugrad.lerp(plugrad.tensor(start), plugrad.tensor(end), weight)
+        theirs = torch.lerp(torch.tensor(start), torch.tensor(end), weight)
+        np.testing.assert_allclose(np.asarray(ours.tolist()), theirs.numpy(), rtol=1e-6)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=1000).astype(np.float32)
+    e = (rng.normal(size=1000) * 1000).astype(np.float32)
+    w = np.float32(-0.7)
+    from_end = e - (e - x) * (np.float32(1) - w)
+    for weight in (-0.7, plugrad.full((1000,), -0.7)):
+        got = plugrad.lerp(plugrad.tensor(x), plugrad.tensor(e), weight)
+        assert np.array_equal(np.asarray(got.tolist(), dtype=np.float32), from_end)
