@@ -645,7 +645,9 @@ def _call_hook(hook: Any, grad: Any, device: Any, create_graph: bool, where: str
     if result is None:
         # A hook that changed the gradient in place may have given it a new array: one of
         # its own where the gradient was a read-only broadcast (the gradient of a sum).
-        return grad if create_graph else given._array
+        array = given._array
+        note_borrowed(array)  # the hook may keep what it was shown: no .grad by reference
+        return grad if create_graph else array
     return _replacement(hook, result, grad, device, create_graph, where)
 
 
@@ -760,6 +762,11 @@ def _call_node_hook(
     given = [as_tensors(values) for values in arguments]
     result = hook.function(*given)
     if result is None:
+        # The hook may keep the gradients it was shown: none becomes a .grad by reference.
+        for shown in given:
+            for g in shown:
+                if g is not None:
+                    note_borrowed(g._array)
         if create_graph:
             return grads
         # Changed in place, a gradient may hold a new array (see _call_hook).
@@ -907,7 +914,9 @@ def _store(updates: list[tuple[Tensor, Any]], create_graph: bool, stored: set[in
             new = _wrap(array, tensor._device, False, None)
         new_grads.append((tensor, old, new, followers))
     for tensor, old, new, followers in new_grads:
-        if old is not None and not create_graph and _summed_into(old, new):
+        # A non-leaf's retained .grad is a new tensor at each pass, as PyTorch's: one held
+        # from an earlier pass keeps its values.
+        if old is not None and not create_graph and tensor._edge is None and _summed_into(old, new):
             if followers:
                 _inplace.follow_raw_writes(followers)
             continue

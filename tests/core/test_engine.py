@@ -1060,3 +1060,55 @@ def test_queue_callback_runs_once_the_pass_has_updated_every_grad() -> None:
         v.sum().backward()
     with pytest.raises(BackwardError, match="during backward"):  # the pass's queue is gone
         engine.queue_callback(at_end)
+
+
+def _gradients_held_from_a_first_pass(lib) -> list:
+    """What user code kept of a first pass's gradients, read after later passes."""
+    kept = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(seen.append)  # returns None: the gradient goes on as it is
+    (x * 3).sum().backward()
+    (x * 5).sum().backward()
+    kept.append(seen[0].tolist())
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(seen.append)
+    (x * 3).sum().backward()
+    with lib.no_grad():
+        x.grad.zero_()  # zero_grad(set_to_none=False)
+    kept.append(seen[0].tolist())
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    shown = []
+    y = x * 1
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: shown.append(grad_inputs[0]))
+    y.backward(lib.tensor([1.0, 1.0]))
+    (x * 3).sum().backward()
+    kept.append(shown[0].tolist())
+    x, w = (lib.tensor([1.0, 2.0], requires_grad=True) for _ in range(2))
+    seen = []
+    w.register_hook(seen.append)
+    (x + w).sum().backward()  # one gradient array for both leaves
+    (x * 2).sum().backward()
+    kept.append(seen[0].tolist())
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    h.retain_grad()
+    (h * 1).sum().backward(retain_graph=True)
+    held = h.grad
+    (h * 1).sum().backward()
+    kept.append((held.tolist(), h.grad.tolist()))
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    leaf_grad = x.grad
+    (x * 2).sum().backward()
+    kept.append((leaf_grad.tolist(), leaf_grad is x.grad))  # a leaf's .grad is summed into
+    return kept
+
+
+def test_a_gradient_a_hook_was_shown_or_a_retained_grad_keeps_its_values_as_pytorch() -> None:
+    # A hook returning None let the tensor it was shown become x.grad, which later passes
+    # (and zero_grad(set_to_none=False)) wrote into; a non-leaf's retained .grad was summed
+    # into in place, where PyTorch makes a new tensor.
+    torch = pytest.importorskip("torch")
+    assert _gradients_held_from_a_first_pass(plugrad) == _gradients_held_from_a_first_pass(torch)
