@@ -56,6 +56,7 @@ from . import short_time_fourier as _short_time_fourier
 from . import view_scatter as _view_scatter
 from . import windows as _windows
 from .amp import autocast, is_autocast_enabled
+from .anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .compiler import compile
 from .creation import (
     BoolTensor,
@@ -291,6 +292,8 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "linalg",
     "linspace",
@@ -310,6 +313,7 @@ __all__ = [
     "randn",
     "save",
     "set_backend",
+    "set_anomaly_enabled",
     "set_grad_enabled",
     "set_printoptions",
     "tensor",

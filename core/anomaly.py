@@ -29,6 +29,7 @@ __all__ = [
     "detect_anomaly",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
+    "set_anomaly_enabled",
     "set_detect_anomaly",
 ]
 
@@ -167,6 +168,24 @@ class set_detect_anomaly:
 
     def __exit__(self, *exc_info: object) -> None:
         _switch(*self._before)
+
+
+def set_anomaly_enabled(mode: bool, check_nan: bool = True) -> None:
+    """Turn anomaly mode on or off from now on (PyTorch's ``torch.set_anomaly_enabled``).
+
+    The function form of :class:`set_detect_anomaly`, without its context manager.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.set_anomaly_enabled(True)
+    >>> plugrad.is_anomaly_enabled(), plugrad.is_anomaly_check_nan_enabled()
+    (True, True)
+    >>> plugrad.set_anomaly_enabled(False)
+    >>> plugrad.is_anomaly_enabled()
+    False
+    """
+    _switch(bool(mode), bool(check_nan))
 
 
 def _switch(on: bool, check: bool) -> None:

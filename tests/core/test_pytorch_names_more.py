@@ -236,3 +236,14 @@ def test_cond_runs_one_branch_differentiably() -> None:
         plugrad.cond(True, positive, 3, (x,))
     with pytest.raises(TypeError, match="operands must be a tuple"):
         plugrad.cond(True, positive, negative, x)
+
+
+def test_top_level_anomaly_names_as_pytorchs() -> None:
+    for lib in (plugrad, torch):
+        assert not lib.is_anomaly_enabled()
+        lib.set_anomaly_enabled(True, check_nan=False)
+        try:
+            assert lib.is_anomaly_enabled() and not lib.is_anomaly_check_nan_enabled()
+        finally:
+            lib.set_anomaly_enabled(False)
+        assert not lib.is_anomaly_enabled() and lib.is_anomaly_check_nan_enabled()
