@@ -997,9 +997,10 @@ class Module:
 
         Every value must have its tensor's shape, and its dtype or one that
         casts to it: another floating-point dtype for a floating-point tensor,
-        or any dtype whose values the cast keeps (integer weights into a float
-        layer, a count saved as ``5.0``); a cast that would round, wrap or drop
-        an imaginary part is refused (Tensors, or arrays that
+        a real or complex floating-point dtype for a complex tensor, or any
+        dtype whose values the cast keeps (integer weights into a float layer,
+        a count saved as ``5.0``); any other cast that would round, wrap or
+        drop an imaginary part is refused (Tensors, or arrays that
         :func:`plugrad.asarray` accepts, e.g. loaded with ``numpy.load``);
         values are copied into each tensor's memory, on its device, as in
         PyTorch (a view of a parameter sees them). With ``assign``, the state

@@ -92,7 +92,7 @@ def read_entry(
     if (
         not assign
         and values.dtype is not tensor.dtype
-        and not (values.dtype.kind == tensor.dtype.kind == "real floating")
+        and not _floating_into_floating(values.dtype.kind, tensor.dtype.kind)
         and not _casts_exactly(values, tensor.dtype)
     ):
         error_msgs.append(
@@ -101,6 +101,15 @@ def read_entry(
         )
         return None
     return values
+
+
+def _floating_into_floating(kind: str, into: str) -> bool:
+    """Whether values of dtype kind ``kind`` load into a tensor of kind ``into`` by PyTorch's
+    rounding cast: a float into a float (float64 into float32) or into a complex, a complex
+    into a complex (complex128 into complex64); never a complex into a real tensor."""
+    if into == "complex floating":
+        return kind in ("real floating", "complex floating")
+    return kind == into == "real floating"
 
 
 def _casts_exactly(values: Tensor, dtype: Any) -> bool:

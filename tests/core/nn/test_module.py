@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import numpy as np
@@ -321,6 +322,31 @@ def test_loading_casts_values_a_cast_keeps_as_pytorch_and_refuses_the_rest() -> 
         with pytest.raises(StateDictError, match="would change its values"):
             norm.load_state_dict({**norm.state_dict(), "num_batches_tracked": changed})
     assert norm.num_batches_tracked.item() == 5
+
+
+def test_loading_floats_and_complexes_into_a_complex_buffer_casts_as_pytorch() -> None:
+    # A float NaN into a complex buffer was refused (NaN != NaN in the exactness check), and
+    # complex128 into complex64 was refused where float64 into float32 loads.
+    torch = pytest.importorskip("torch")
+    cases = [
+        ("complex128", [math.nan], "float64"),
+        ("complex128", [1.5], "float32"),
+        ("complex64", [0.1 + 0.1j], "complex128"),
+        ("complex128", [1 + 2j], "complex64"),
+    ]
+    for into, values, given in cases:
+        loaded = []
+        for lib in (plugrad, torch):
+            module = lib.nn.Module()
+            module.register_buffer("b", lib.zeros(1, dtype=getattr(lib, into)))
+            module.load_state_dict({"b": lib.tensor(values, dtype=getattr(lib, given))})
+            assert str(module.b.dtype).split(".")[-1] == into
+            loaded.append(np.asarray(module.b.tolist()))
+        np.testing.assert_array_equal(loaded[0], loaded[1])
+    module = plugrad.nn.Module()
+    module.register_buffer("b", plugrad.zeros(1))
+    with pytest.raises(StateDictError, match="complex64 in the state dict, float32"):
+        module.load_state_dict({"b": plugrad.tensor([1 + 1j])})  # never into a real tensor
 
 
 def test_strict_loading_reports_every_problem_and_changes_nothing() -> None:
