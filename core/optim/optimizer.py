@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
+from ..creation import asarray
 from ..errors import DtypeError, ShapeError
 from ..grad_mode import enable_grad
 from ..nn.module import zero_grads
@@ -672,7 +673,7 @@ class Optimizer:
                 raise TypeError(
                     f"the state of parameter {index} must be a dict, got {type(entry).__name__}"
                 )
-            entry = _numbers_as_numbers(entry)
+            entry = _numbers_as_numbers(_arrays_as_tensors(entry))
             self._check_state(param, entry, group_of[id(param)])
             state[param] = {key: _state_value_for(param, value) for key, value in entry.items()}
         self.param_groups = groups
@@ -731,6 +732,18 @@ def _check_param(param: Any, index: int, name: str) -> None:
 
 #: State entries plugrad keeps as Python numbers, where PyTorch keeps 0-d tensors.
 _NUMBER_STATE = frozenset({"step", "mu_product", "eta", "mu"})
+
+
+def _arrays_as_tensors(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A saved state entry with other libraries' arrays (a PyTorch optimizer's state, a
+    NumPy array) as plugrad Tensors, as :meth:`Module.load_state_dict` reads them."""
+    if all(isinstance(v, Tensor) or not _is_foreign_array(v) for v in entry.values()):
+        return entry
+    return {k: asarray(v) if _is_foreign_array(v) else v for k, v in entry.items()}
+
+
+def _is_foreign_array(value: Any) -> bool:
+    return not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "dtype")
 
 
 def _numbers_as_numbers(entry: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -514,9 +514,12 @@ def _as_plugrad(obj):
 COUNTING_STEPS = ["Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "RMSprop"]
 
 
+@pytest.mark.parametrize("given", ["converted", "with PyTorch's tensors"])
 @pytest.mark.parametrize("name", [*COUNTING_STEPS, "Rprop", "ASGD", "Adafactor"])
-def test_a_state_dict_saved_by_pytorch_loads_and_continues_alike(name):
+def test_a_state_dict_saved_by_pytorch_loads_and_continues_alike(name, given):
     # Its step counts (and NAdam's and ASGD's factors) are 0-d tensors: they were refused.
+    # Its tensors as they are were refused ("must be a Tensor, got Tensor"), where
+    # Module.load_state_dict reads them.
     torch = pytest.importorskip("torch")
     theirs = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
     their_opt = getattr(torch.optim, name)([theirs], lr=0.1)
@@ -526,7 +529,8 @@ def test_a_state_dict_saved_by_pytorch_loads_and_continues_alike(name):
         their_opt.step()
     ours = plugrad.tensor(theirs.detach().numpy().copy(), requires_grad=True)
     our_opt = getattr(optim, name)([ours], lr=0.1)
-    our_opt.load_state_dict(_as_plugrad(their_opt.state_dict()))
+    saved = their_opt.state_dict()
+    our_opt.load_state_dict(_as_plugrad(saved) if given == "converted" else saved)
     for _ in range(4):
         for weight, opt in ((theirs, their_opt), (ours, our_opt)):
             opt.zero_grad()
