@@ -273,13 +273,32 @@ class GradScaler:
                 "GradScaler.load_state_dict(): the state dict is empty (it came from a "
                 "disabled scaler)"
             )
-        scale = state_dict["scale"]
-        self._scale = _dtypes.rounded_to_float32(float(scale))
-        self._growth_factor = float(state_dict["growth_factor"])
-        self._backoff_factor = float(state_dict["backoff_factor"])
-        self._growth_interval = int(state_dict["growth_interval"])
-        tracker = state_dict["_growth_tracker"]
-        self._growth_tracker = int(tracker)
+        keys = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
+        missing = [key for key in keys if key not in state_dict]
+        if missing:
+            raise KeyError(
+                f"GradScaler.load_state_dict(): the state dict lacks {missing}; it needs the "
+                f"keys GradScaler.state_dict() gives, {list(keys)}. Nothing was changed."
+            )
+        # Read and checked before anything is set: an error leaves the scaler as it was.
+        scale = _dtypes.rounded_to_float32(float(state_dict["scale"]))
+        if not scale > 0:
+            raise ValueError(
+                f"GradScaler.load_state_dict(): the scale must be > 0, got {scale!r}. Nothing "
+                "was changed."
+            )
+        restored = GradScaler(
+            init_scale=scale,
+            growth_factor=float(state_dict["growth_factor"]),
+            backoff_factor=float(state_dict["backoff_factor"]),
+            growth_interval=int(state_dict["growth_interval"]),
+        )
+        tracker = int(state_dict["_growth_tracker"])
+        self._scale = restored._scale
+        self._growth_factor = restored._growth_factor
+        self._backoff_factor = restored._backoff_factor
+        self._growth_interval = restored._growth_interval
+        self._growth_tracker = tracker
 
 
 _HALF_DTYPES = (_dtypes.float16,)  # (no backend stores bfloat16)

@@ -169,3 +169,17 @@ def test_unscaling_multiplies_by_pytorchs_float32_reciprocal() -> None:
         scaler.unscale_(opt)
         grads.append(w.grad.tolist())
     assert grads[0] == grads[1] and grads[0] != [1.0, 1.0]
+
+
+def test_loading_a_partial_or_bad_state_dict_raises_and_changes_nothing() -> None:
+    # The scale was set before the missing growth_factor raised a bare KeyError.
+    scaler = plugrad.amp.GradScaler(init_scale=8.0)
+    before = scaler.state_dict()
+    with pytest.raises(KeyError, match=r"lacks \['growth_factor'"):
+        scaler.load_state_dict({"scale": 4.0})
+    for bad in ({"scale": -1.0}, {"growth_factor": 0.5}, {"backoff_factor": 2.0}):
+        with pytest.raises(ValueError):
+            scaler.load_state_dict({**before, **bad})
+    assert scaler.state_dict() == before
+    scaler.load_state_dict({**before, "scale": 4.0, "_growth_tracker": 3})
+    assert scaler.get_scale() == 4.0 and scaler.state_dict()["_growth_tracker"] == 3
