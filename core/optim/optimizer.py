@@ -600,7 +600,9 @@ class Optimizer:
         The optimizer must have been built over parameters of the same
         number and shapes, grouped the same way. State tensors are copied to
         each parameter's device and (floating-point ones) dtype, so the dict
-        can come from another backend. On any error nothing changes.
+        can come from another backend, or from the same PyTorch optimizer (its
+        tensors and 0-d step counts are read as they are). On any error
+        nothing changes.
 
         Parameters
         ----------
