@@ -158,3 +158,22 @@ def test_uniform_never_gives_its_upper_bound(dtype) -> None:
         assert float(x.max()) < 1.0 + width and float(x.min()) >= 1.0
         assert len(set(x.tolist())) > 1
     assert plugrad.empty(3).uniform_(2.0, 2.0).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_clipping_float16_gradients_rounds_once_as_pytorch() -> None:
+    # The scale was cast to float16 first: two roundings, one float16 step off PyTorch's.
+    torch = pytest.importorskip("torch")
+    if plugrad.float16 not in plugrad.default_device().dtypes:
+        pytest.skip("the default backend has no float16")
+    values = np.array([4.015625, -1.140625, 5.703125], np.float16)
+    results = []
+    for lib in (plugrad, torch):
+        half = lib.nn.Parameter(lib.zeros(3, dtype=lib.float16))
+        half.grad = lib.tensor(values)
+        lib.nn.utils.clip_grads_with_norm_([half], 1.0, lib.tensor(5.0))
+        mixed = [lib.nn.Parameter(lib.zeros(3, dtype=lib.float16)), lib.nn.Parameter(lib.zeros(2))]
+        mixed[0].grad, mixed[1].grad = lib.tensor(values), lib.tensor([3.0, 4.0])
+        lib.nn.utils.clip_grad_norm_(mixed, 1.0)
+        results.append([half.grad.tolist(), mixed[0].grad.tolist(), mixed[1].grad.tolist()])
+        assert str(half.grad.dtype).endswith("float16")
+    assert results[0] == results[1]
