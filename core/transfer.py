@@ -92,6 +92,13 @@ def to_device(x: Tensor, device: Device | Backend | str) -> Tensor:
     source = x._device
     if target is source:
         return x
+    if source.backend is not target.backend and x.dtype not in target.dtypes:
+        # (moved anyway, the tensor's array was of a dtype its backend cannot name)
+        raise DtypeError(
+            f"to(): the {target.backend.name} backend has no dtype {x.dtype.name}, so this "
+            f"tensor cannot move to {target.name!r}; convert it first, e.g. "
+            f"x.to(plugrad.float32).to({target.name!r})"
+        )
     array = move_array(x._array, source, target)
     if x._requires_grad and _state.enabled:
         node = _object_new(ToDeviceBackward)
@@ -149,6 +156,13 @@ def from_dlpack(
             f"from_dlpack(): the {target.backend.name} backend cannot take memory of dtype "
             f"{getattr(x, 'dtype', '?')} ({error}); convert it first (to float32, say)"
         ) from error
+    try:
+        target.dtype_of(array)
+    except KeyError:  # (a library whose dtypes plugrad's backend does not all name: Dask's)
+        raise DtypeError(
+            f"from_dlpack(): the {target.backend.name} backend has no dtype for memory of "
+            f"dtype {getattr(x, 'dtype', '?')}; convert it first (to float32, say)"
+        ) from None
     if copy:
         array = target.xp.asarray(array, copy=True)
     return _wrap(array, target, False, None)

@@ -185,3 +185,19 @@ def test_to_an_unavailable_backend_says_why() -> None:
         plugrad.errors.BackendUnavailableError, match="backend 'cupy' is not available: "
     ):
         plugrad.tensor([1.0]).to("cupy")
+
+
+def test_moving_a_dtype_the_target_backend_lacks_is_refused() -> None:
+    # Dask has no float16 here: the tensor moved, and its dtype (printing, any op) then
+    # failed with a bare KeyError.
+    import plugrad.backends
+
+    if "dask" not in plugrad.backends.available():
+        pytest.skip("the dask backend is not installed (extra 'dask')")
+    half = plugrad.zeros(3, dtype=plugrad.float16, device="numpy")
+    with pytest.raises(plugrad.errors.DtypeError, match=r"to\(\): the dask backend has no dtype"):
+        half.to("dask")
+    with pytest.raises(plugrad.errors.DtypeError, match=r"from_dlpack\(\): the dask backend"):
+        plugrad.from_dlpack(np.zeros(3, np.float16), device="dask")
+    moved = half.to(plugrad.float32).to("dask")
+    assert moved.dtype == plugrad.float32 and moved.tolist() == [0.0, 0.0, 0.0]
