@@ -24,6 +24,7 @@ _KINDS = (
     "ddp_gradients",
     "reduce",
     "destroy_process_group",
+    "ddp_buffers",
 )
 _OPS = tuple(ReduceOp)
 _DTYPE_NAMES = (
@@ -43,8 +44,10 @@ def agree(
     """Raise on every rank, naming them, unless all ranks make this very call.
 
     ``tensor`` is None for a ``barrier``, which takes part too: it would otherwise pair
-    with another rank's collective; and for ``ddp_gradients``, the averaging of one
-    backward pass's gradients by DistributedDataParallel (``root``: its bucket count).
+    with another rank's collective; for ``ddp_gradients``, the averaging of one
+    backward pass's gradients by DistributedDataParallel (``root``: its bucket count);
+    and for ``ddp_buffers``, its broadcast of the buffers before a forward (``root``:
+    how many).
     """
     shape = () if tensor is None else tuple(tensor.shape)
     if len(shape) > _MAX_DIMS:
@@ -73,10 +76,12 @@ def agree(
             # Not a signature: that rank's message was another kind of transfer, which an
             # unchecked all-reduce of its own paired with this check.
             return "a transfer that is no agreement check (its calls are out of step)"
-        if _KINDS[s[0]] == "barrier":
-            return "barrier"
+        if _KINDS[s[0]] in ("barrier", "destroy_process_group"):
+            return _KINDS[s[0]]
         if _KINDS[s[0]] == "ddp_gradients":
             return f"DistributedDataParallel's averaging of gradients ({s[2]} buckets)"
+        if _KINDS[s[0]] == "ddp_buffers":
+            return f"DistributedDataParallel's broadcast of {s[2]} buffers from rank 0 (forward)"
         dims = tuple(d for d in s[5 : 5 + s[4]])
         dtype = _DTYPE_NAMES[s[3]] if s[3] < len(_DTYPE_NAMES) else "other"
         text = f"{_KINDS[s[0]]} of {dtype} {dims}"

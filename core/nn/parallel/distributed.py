@@ -295,6 +295,10 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers:
             buffers = [b for _, b in self.module.named_buffers()]
             if buffers:
+                # Checked as the gradients' averaging is: a rank in another collective (an
+                # extra batch, an evaluation on rank 0 alone) would wait here for ever.
+                if dist.process_group._require().check_collectives:
+                    agree(self._communicator, "ddp_buffers", None, None, len(buffers))
                 self._sync_from_rank0(self._communicator, buffers)
         return self.module(*args, **kwargs)
 

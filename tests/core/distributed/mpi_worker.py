@@ -358,6 +358,16 @@ def mismatches(rank, size):
     else:
         refused(dist.destroy_process_group, ShapeError, "rank 0: all_reduce")
     assert dist.is_initialized()
+    # A forward of a model with buffers (broadcast from rank 0 first) on one rank while
+    # another is in a collective (an evaluation on rank 0 alone): both waited forever.
+    plugrad.manual_seed(5)
+    normed = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(6, 4), nn.BatchNorm1d(4)))
+    broadcast = "DistributedDataParallel's broadcast of 3 buffers from rank 0"
+    if rank == 0:
+        refused(lambda: normed(plugrad.ones((2, 6))), ShapeError, broadcast, "rank 1: barrier")
+    else:
+        refused(dist.barrier, ShapeError, f"rank 0: {broadcast}")
+    normed(plugrad.ones((2, 6))).sum().backward()  # in step again: it works
     # A parameter unused on one rank only: that rank kept its own gradient and went on,
     # while the others waited forever for its buckets. Now every rank raises, in backward.
     for cap in (25, 1e-6):  # one bucket, or one per parameter
