@@ -226,7 +226,8 @@ def plugrad_plan_passes() -> Iterable[Callable[[Any], Any]]:
 
     An answer that is not a callable of one argument rejects the plugin when it
     loads, naming it. A rewrite that raises, or returns something that is not a
-    ``Plan``, is skipped for that capture with a
+    ``Plan`` or a plan that cannot run (a value read before any step computes
+    it, a result no step computes), is skipped for that capture with a
     :class:`~plugrad.errors.CompileWarning` naming the plugin; the plan goes on
     without it. ``plugrad.compile(fn, optimize=False)`` runs no pass at all, which
     tells whether a rewrite changes a result.

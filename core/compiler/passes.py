@@ -14,7 +14,7 @@ from typing import Any
 from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
 from ..errors import CompileWarning
-from .plan import Plan, Ref, Step, refs_in, saved_across_yield
+from .plan import Plan, Ref, Step, refs_in, saved_across_yield, yield_index
 
 __all__ = [
     "compute_in_place",
@@ -943,11 +943,17 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
         rewrites.append(("", compute_in_place(plan)))
     for plugin, rewrite in _registry._state.plan_passes:
         try:
-            rewritten = rewrite(plan)
+            # Its own lists and dicts: a pass that edits them in place and then fails the
+            # checks below must leave the plan used without it as it was.
+            rewritten = rewrite(_copied(plan))
         except Exception as exc:
             problem = f"raised {type(exc).__name__}: {exc}"
         else:
             if isinstance(rewritten, Plan):
+                problem = _malformed(rewritten, plan)
+            else:
+                problem = f"returned a {type(rewritten).__name__}, not a Plan"
+            if problem is None:
                 plan = rewritten
                 if rewrites is not None:
                     label = (
@@ -956,7 +962,6 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
                     )
                     rewrites.append((label, compute_in_place(plan)))
                 continue
-            problem = f"returned a {type(rewritten).__name__}, not a Plan"
         warnings.warn(
             f"plugrad.compile: the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
             f"{_plugin_tables.describe_owner(plugin)} {problem}; the plan is used without it",
@@ -965,6 +970,39 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
         )
     # Last, so that the passes of plugins see plans without out= arguments.
     return keep_saved_values(compute_in_place(plan))
+
+
+def _copied(plan: Plan) -> Plan:
+    return dataclasses.replace(
+        plan,
+        steps=list(plan.steps),
+        guards=list(plan.guards),
+        constants=dict(plan.constants),
+        free=list(plan.free),
+        namespaces=dict(plan.namespaces),
+        folded=dict(plan.folded),
+        meta=dict(plan.meta),
+        strides=dict(plan.strides),
+        layout_guards=dict(plan.layout_guards),
+    )
+
+
+def _malformed(plan: Plan, before: Plan) -> str | None:
+    """What makes a plugin pass's plan one that cannot run (a value read before any step
+    computes it, a result no step computes, the backward's hand-over dropped), or None."""
+    computed: set[str] = set()
+    for step in plan.steps:
+        for name in step.uses():
+            if name not in computed:
+                return f"returned a plan that reads {name} before any step computes it"
+        if step.out is not None:
+            computed.add(step.out)
+    missing = [name for name in plan.output_refs if name not in computed]
+    if missing:
+        return f"returned a plan whose result reads {missing}, which no step computes"
+    if (yield_index(plan) is None) != (yield_index(before) is None):
+        return "returned a plan without the step that hands the forward's result to its backward"
+    return None
 
 
 def keep_saved_values(plan: Plan) -> Plan:

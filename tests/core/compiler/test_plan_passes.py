@@ -77,6 +77,38 @@ def test_a_failing_pass_is_skipped_with_a_warning_naming_it(registered):
     np.testing.assert_array_equal(compiled(a).numpy(), _program(a).numpy())
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_a_pass_whose_plan_cannot_run_is_skipped_with_a_warning(registered, requires_grad):
+    # Every call after the capture raised NameError from the replayed code (or, with a
+    # graph, a bare AssertionError), naming no plugin; one that emptied the steps in place
+    # also spoiled the plan the others used.
+    def dropped(plan):
+        return dataclasses.replace(plan, steps=[])
+
+    def cleared_in_place(plan):
+        plan.steps.clear()
+        return plan
+
+    def reads_too_early(plan):
+        return dataclasses.replace(plan, steps=plan.steps[::-1])
+
+    registered(_pass_plugin(dropped, cleared_in_place, reads_too_early), "malformed_pass")
+    compiled = plugrad.compile(_program)
+    a = plugrad.tensor([0.0, 1.0], requires_grad=requires_grad)
+    with pytest.warns(CompileWarning) as record:
+        first = compiled(a)
+    messages = [str(w.message) for w in record]
+    assert sum("malformed_pass" in m and "no step computes" in m for m in messages) == 2
+    assert any("malformed_pass" in m and "before any step computes it" in m for m in messages)
+    expected = _program(a).detach().numpy()
+    np.testing.assert_array_equal(first.detach().numpy(), expected)
+    replayed = compiled(a)
+    np.testing.assert_array_equal(replayed.detach().numpy(), expected)
+    if requires_grad:
+        replayed.sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), 2 * np.exp([0.0, 1.0]))
+
+
 @pytest.mark.parametrize("answer", [42, lambda: None, lambda plan, other: plan])
 def test_a_pass_that_is_not_a_function_of_one_plan_is_rejected(answer):
     with pytest.raises(PluginRegistrationError, match=r"plugin 'bad_pass'.*plugrad_plan_passes"):
