@@ -189,12 +189,15 @@ def _check_values(
     import plugrad as p  # the namespace of ops, filled once plugins are loaded
 
     floating = ("real floating", "complex floating")
+    # The widest the device has: JAX without 64-bit types has neither int64 nor float64.
+    widest_int = a.device.default_int_dtype
+    widest_float = p.float64 if p.float64 in a.device.dtypes else p.float32
     if p.isdtype(a.dtype, "bool") or p.isdtype(e.dtype, "bool"):
-        a, e = p.astype(a, p.int64), p.astype(e, p.int64)
+        a, e = p.astype(a, widest_int), p.astype(e, widest_int)
     exact = not (p.isdtype(a.dtype, floating) or p.isdtype(e.dtype, floating))
     if exact:
         close = a == e  # integers compare exactly, before any conversion to float
-    for_difference = p.float64 if exact else p.result_type(a.dtype, e.dtype)
+    for_difference = widest_float if exact else p.result_type(a.dtype, e.dtype)
     a, e = p.astype(a, for_difference), p.astype(e, for_difference)
     # Differences of finite values only: inf - inf would be NaN (and a warning).
     finite = p.isfinite(a) & p.isfinite(e)
@@ -213,7 +216,7 @@ def _check_values(
     flat_rel = p.reshape(p.where(bad, relative, 0), (-1,))
     worst_abs, worst_rel = int(p.argmax(flat_diff)), int(p.argmax(flat_rel))
     shape = tuple(a.shape)
-    count = int(p.sum(p.astype(bad, p.int64)))
+    count = int(p.sum(p.astype(bad, widest_int)))
     raise AssertionError(
         f"{prefix}{count} of {math.prod(shape)} elements differ. "
         f"Greatest absolute difference: {float(flat_diff[worst_abs]):.10g} at index "

@@ -293,6 +293,16 @@ for call in (lambda: t(np.array([2**33, 3])), lambda: P.arange(2**31 - 2, 2**31 
     else:
         raise AssertionError("int32 values wrapped")
 assert t(np.array([5, 3])).tolist() == [5, 3]
+# plugrad.testing.assert_close compared in int64 and float64 (DtypeError on equal values).
+x = t(np.array([1.0, 2.0], np.float32))
+P.testing.assert_close(x > 0, np.array([True, True]))
+P.testing.assert_close(t(np.array([1, 2], np.int32)), np.array([1, 2], np.int32))
+try:
+    P.testing.assert_close(x, np.array([1.0, 2.5], np.float32))
+except AssertionError as error:
+    assert "1 of 2 elements differ" in str(error), error
+else:
+    raise AssertionError("assert_close passed different values")
 """
 
 
