@@ -414,6 +414,13 @@ def checked_gradient(
             g = xp.reshape(g, wanted)
     wanted_dtype = arg.dtype
     if got_dtype != wanted_dtype:
+        if not xp.isdtype(got_dtype, ("real floating", "complex floating")):
+            # Cast, it would be truncated (0.5 -> 0) or become 0 and 1, without a word.
+            raise PluginOutputError(
+                f"{at()} returned a gradient of dtype {got_dtype}, but the input has dtype "
+                f"{wanted_dtype}; a gradient is floating-point: compute it with the "
+                "floating-point values (g, the inputs), or cast a mask with xp.astype"
+            )
         if not op.broadcasting and _is_complex(xp, got_dtype) != _is_complex(xp, wanted_dtype):
             raise PluginOutputError(
                 f"{at()} returned a gradient of dtype {got_dtype}, but the input has dtype "

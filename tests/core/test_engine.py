@@ -780,6 +780,9 @@ BAD_RULES = [
     ("tuple", lambda xp, g, ans, x: (g, g), "returned a tuple, not an array of backend"),
     ("none", lambda xp, g, ans, x: None, "returned None; a rule must return a gradient"),
     ("complex", lambda xp, g, ans, x: g * 1j, "a real input needs a real gradient"),
+    # Cast, these were truncated to 0 and 1 without a word (0.5 * g as int32 is 0).
+    ("integer", lambda xp, g, ans, x: xp.astype(g * 0.5, xp.int32), "a gradient is floating"),
+    ("bool", lambda xp, g, ans, x: x > 1, r"dtype (plugrad\.)?bool, but the input has dtype"),
 ]  # fmt: skip
 
 
