@@ -109,8 +109,9 @@ def plugrad_ops() -> Iterable[OpDef]:
     Returns
     -------
     iterable of OpDef
-        The ops. Each becomes ``plugrad.ops.<name>``, and also a Tensor method
-        if it was declared with ``method=``.
+        The ops. Each becomes ``plugrad.ops.<name>`` (and ``plugrad.ops.<alias>``
+        for its ``aliases=``), and also Tensor methods if it was declared with
+        ``methods=``.
 
     Examples
     --------

@@ -261,8 +261,9 @@ def op(
         Refused at registration if the Tensor class has an attribute of that
         name or another op claims it.
     aliases : str, iterable of str, or mapping of str to callable or None
-        Further names of the public function (``plugrad.<alias>``), e.g.
-        PyTorch's names; refused on a clash like the op name itself. In a
+        Further names of the public function (``plugrad.<alias>`` for a
+        built-in op, ``plugrad.ops.<alias>`` for a plugin's, beside its name),
+        e.g. PyTorch's names; refused on a clash like the op name itself. In a
         mapping, an alias whose value is a callable ``adapter(xp, x, ...)`` is
         a function of its own computed by it, as for ``methods`` (PyTorch's
         ``flatten(x, start_dim)`` beside ``reshape``).

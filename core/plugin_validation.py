@@ -103,7 +103,7 @@ def check_hooks(manager: pluggy.PluginManager, builtin: set[str]) -> None:
         elif not callers:
             message = (
                 "has no function marked with @plugrad.hookspecs.hookimpl, so it contributes "
-                "nothing; mark its plugrad_ops()/plugrad_kernels()/plugrad_backends() with it"
+                f"nothing; mark its hooks with it ({', '.join(h + '()' for h in HOOKS)})"
             )
         else:
             continue
