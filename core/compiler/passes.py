@@ -942,6 +942,7 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
     if rewrites is not None:
         rewrites.append(("", compute_in_place(plan)))
     for plugin, rewrite in _registry._state.plan_passes:
+        problem: str | None
         try:
             # Its own lists and dicts: a pass that edits them in place and then fails the
             # checks below must leave the plan used without it as it was.
