@@ -169,9 +169,37 @@ def _special_values(a: Tensor, x: Tensor, lower: bool) -> tuple[Tensor, Tensor]:
     return special, _ops.where(invalid, math.nan, value)
 
 
+#: From this shape on, the prefactor is written around ``x = a`` (see ``_log_prefactor``).
+_LARGE_SHAPE = 15.0
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
 def _log_prefactor(a: Tensor, x: Tensor, shift: int) -> Tensor:
-    """``a log x - x - lgamma(a + shift)``."""
-    return a * _ops.log(x) - x - lgamma(a + shift)
+    """``a log x - x - lgamma(a + shift)``.
+
+    For a large shape ``a log x``, ``x`` and ``lgamma(a)`` are huge and nearly cancel
+    (P was 1e-5 off at ``a = x = 1e10``): there it is ``a (log1p(t) - t) + log(a / 2 pi) / 2
+    - stirling(a)`` with ``t = (x - a) / a``, Stirling's series of ``lgamma`` made exact by
+    its correction ``1/(12a) - 1/(360a^3) + ...``, which cancels nothing.
+    """
+    direct = a * _ops.log(x) - x - lgamma(a + shift)
+    large = a >= _LARGE_SHAPE
+    shape = _ops.where(large, a, _LARGE_SHAPE)  # (the other elements take the direct form)
+    t = (x - shape) / shape
+    inverse, inverse_square = 1 / shape, 1 / (shape * shape)
+    # lgamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2), to 1e-17 from a = 15 on
+    series = 1 / 1260 - inverse_square * (1 / 1680 - inverse_square / 1188)
+    correction = inverse * (1 / 12 - inverse_square * (1 / 360 - inverse_square * series))
+    # log(x / a): by log1p(t) near a (where it cancels nothing), else as a difference
+    # (t would round to -1 for x far below a, and x / a could underflow).
+    near = x >= 0.5 * shape
+    log_ratio = _ops.where(
+        near, _ops.log1p(_ops.where(near, t, 0.0)), _ops.log(x) - _ops.log(shape)
+    )
+    around = shape * (log_ratio - t) + 0.5 * _ops.log(shape) - _HALF_LOG_2PI - correction
+    if shift:
+        around = around - _ops.log(shape)
+    return _ops.where(large, around, direct)
 
 
 def _regularized(a: Tensor, x: Tensor, lower: bool) -> Tensor:

@@ -498,3 +498,19 @@ def test_negative_binomial_refuses_bad_parameters_and_draws_zeros_for_zero_count
     d = D.NegativeBinomial(plugrad.tensor([0.0, 2.0], dtype=F64), probs=0.5)
     assert d.sample((50,))[:, 0].tolist() == [0.0] * 50
     assert d.log_prob(plugrad.tensor([0.0, 0.0], dtype=F64)).tolist()[0] == 0.0
+
+
+def test_incomplete_gamma_of_a_large_shape_keeps_its_precision() -> None:
+    # a log x - x - lgamma(a) cancelled: P and Q were 2e-9 off at a = 1e6 (3e-7 at 1e8).
+    # (PyTorch's own is 1e-10 off at a = 1e4: the reference is mpmath's, at 40 digits.)
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    for shape in (1e4, 1e6):
+        x = [shape - 2 * math.sqrt(shape), shape, shape + 2 * math.sqrt(shape)]
+        a = plugrad.tensor([shape] * 3, dtype=plugrad.float64)
+        lower = plugrad.special.gammainc(a, plugrad.tensor(x, dtype=plugrad.float64)).tolist()
+        upper = plugrad.special.gammaincc(a, plugrad.tensor(x, dtype=plugrad.float64)).tolist()
+        for point, p, q in zip(x, lower, upper):
+            exact = mpmath.gammainc(shape, 0, point, regularized=True)
+            assert p == pytest.approx(float(exact), rel=1e-12)
+            assert q == pytest.approx(float(1 - exact), rel=1e-12)
