@@ -14,6 +14,7 @@ import numpy as np
 
 from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
+from plugrad.backends.numpy_floating_point import WarningsOff
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["ArrayApiStrictBackend", "plugrad_backends"]
@@ -106,6 +107,9 @@ class ArrayApiStrictBackend(Backend):
 
     def random_source(self, seed: int | None, device: Any) -> _StrictRandom:
         return _StrictRandom(self, seed, device)
+
+    def floating_point_warnings_off(self) -> WarningsOff:
+        return WarningsOff()  # it computes with NumPy
 
 
 @hookimpl

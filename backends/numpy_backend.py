@@ -11,6 +11,7 @@ from plugrad.backend import Backend
 from plugrad.hookspecs import hookimpl
 
 from . import numpy_namespace
+from .numpy_floating_point import WarningsOff
 
 __all__ = ["NumpyBackend", "NumpyRandom", "plugrad_backends"]
 
@@ -95,6 +96,9 @@ class NumpyBackend(Backend):
 
     def random_source(self, seed: int | None, device: Any) -> NumpyRandom:
         return NumpyRandom(seed)
+
+    def floating_point_warnings_off(self) -> WarningsOff:
+        return WarningsOff()
 
 
 @hookimpl

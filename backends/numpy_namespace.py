@@ -8,7 +8,9 @@ every bias gradient. The functions defined here reach the ufunc or array
 method directly, with the standard's signatures and the same results as
 array-api-compat's NumPy namespace (``tests/backends/test_numpy_namespace.py``
 compares them); every other name is array-api-compat's own. ``where`` is
-here for another reason: NumPy's branches on every element (see its comment).
+here for another reason: NumPy's branches on every element (see its comment),
+and ``astype`` for a third: a cast that overflows (``1e308`` to float32) gives
+``inf`` without a warning, as PyTorch's does.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import array_api_compat.numpy as _compat
 import numpy as _np
 from array_api_compat.numpy import *  # noqa: F403
 from array_api_compat.numpy import __array_api_version__, __array_namespace_info__  # noqa: F401
+
+from .numpy_floating_point import WarningsOff
 
 
 class _Reduction(Protocol):
@@ -48,6 +52,7 @@ _compat_tril = cast(Any, _compat).tril
 _compat_triu = cast(Any, _compat).triu
 _compat_ones_like = cast(Any, _compat).ones_like
 _compat_zeros_like = cast(Any, _compat).zeros_like
+_compat_astype = cast(Any, _compat).astype
 _ndarray = _np.ndarray
 _add_reduce = _reduction(_np.add)
 _multiply_reduce = _reduction(_np.multiply)
@@ -108,6 +113,14 @@ def _running(compat_function: Any) -> Any:
 
 cumulative_sum = _running(_compat_cumulative_sum)
 cumulative_prod = _running(_compat_cumulative_prod)
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+    try:
+        return _compat_astype(x, dtype, copy=copy, device=device)
+    except RuntimeWarning:  # "overflow encountered in cast", made an error by a filter
+        with WarningsOff():
+            return _compat_astype(x, dtype, copy=copy, device=device)
 
 
 def concat(arrays: Any, /, *, axis: Any = 0) -> Any:

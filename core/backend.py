@@ -198,6 +198,22 @@ class Backend:
         """
         return contextlib.nullcontext()
 
+    def floating_point_warnings_off(self) -> AbstractContextManager[Any] | None:
+        """Return a context manager inside which the library does not warn of floating-point
+        exceptions, or ``None`` (the default) for a library that never does.
+
+        A division by zero, an overflow or an invalid operation (``0 / 0``,
+        ``inf - inf``) gives ``inf`` or ``nan`` in PyTorch, CuPy and JAX without a
+        word; NumPy warns, and a warnings filter set to ``"error"`` (pytest's
+        ``filterwarnings = ["error"]``) turns each warning into an exception in the
+        middle of a valid program. plugrad enters this context for each backward
+        pass and each compiled replay, and computes a forward op again inside it
+        where such a warning was raised as an error. Entered once per pass, it
+        should be cheap (a fraction of a microsecond), and it is not entered twice
+        at once in one thread.
+        """
+        return None
+
     def dlpack_device(self, device: Any) -> tuple[int, int] | None:
         """Return the DLPack ``(device_type, device_id)`` of ``device``; ``None`` if unknown.
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import checking as _checking
 from . import dtypes as _dtypes
+from . import floating_point_warnings as _floating_point_warnings
 from . import inplace as _inplace
 from . import lazy as _lazy
 from .backend import Backend, Device
@@ -102,6 +103,7 @@ def activate(backend: Backend) -> tuple[Device, ...]:
     for device in devices:
         device.only_device = len(devices) == 1
     install_kernels(backend, devices)
+    _floating_point_warnings.note_backend(backend)
     _state.array_types[backend.name] = tuple(backend.array_types())
     _state.devices[backend.name] = devices
     return devices

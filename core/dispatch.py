@@ -31,6 +31,7 @@ from .errors import (
     ShapeError,
 )
 from .errors import type_name as _type_name
+from .floating_point_warnings import again_without_warnings as _again_quietly
 from .grad_mode import _state
 from .graph import array_spec, output_edge
 from .plugin_tables import state as _tables
@@ -80,6 +81,8 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_kernel_error(op, device, exc, (x,))
         raise
+    except RuntimeWarning:  # NumPy's of an inf or nan made, raised by an "error" filter
+        out = _again_quietly(device, kernel, x._array, **(params or {}))
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, (x,))
         raise
@@ -169,6 +172,8 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_kernel_error(op, device, exc, (x1, x2))
         raise
+    except RuntimeWarning:  # as in apply1
+        out = _again_quietly(device, kernel, a1, a2, **(params or {}))
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, (x1, x2))
         raise
@@ -423,6 +428,8 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_kernel_error(op, device, exc, inputs)
         raise
+    except RuntimeWarning:  # as in apply1
+        out = _again_quietly(device, kernel, *arrays, **(params or {}))
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, inputs)
         raise
@@ -520,6 +527,11 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
         _retell_kernel_error(op, device, exc, items)
         raise
+    except RuntimeWarning:  # as in apply1
+        if sequence == "sequence":
+            out = _again_quietly(device, kernel, arrays, **(params or {}))
+        else:
+            out = _again_quietly(device, kernel, *arrays, **(params or {}))
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, items)
         raise

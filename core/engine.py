@@ -17,12 +17,14 @@ they are Tensors and the backward rules are recorded like any other ops.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from . import anomaly as _anomaly
+from . import floating_point_warnings as _floating_point_warnings
 from . import graph as _graph
 from . import inplace as _inplace
 from . import lazy as _lazy
@@ -139,6 +141,8 @@ def queue_failure_callback(callback: Any) -> None:
 #: Held while gradients are added into ``.grad``: concurrent backward passes into
 #: shared leaves then add up exactly (one acquisition per pass).
 _accumulation_lock = threading.Lock()
+#: Entered where no started backend warns of floating-point exceptions.
+_NO_CONTEXT = contextlib.nullcontext()
 
 
 def backward(
@@ -189,11 +193,14 @@ def backward(
     queued: list[Any] = []
     on_failure: list[Any] = []
     _pass.queued, _pass.on_failure = queued, on_failure
+    warnings_off = _floating_point_warnings.warnings_off
     try:
-        result = _run(
-            roots, create_graph if retain_graph is None else retain_graph, create_graph, targets
-        )
-        _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
+        # (PyTorch's inf and nan without NumPy's warnings, which an "error" filter raises)
+        with _NO_CONTEXT if warnings_off is None else warnings_off():
+            result = _run(
+                roots, create_graph if retain_graph is None else retain_graph, create_graph, targets
+            )
+            _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
         for callback in queued:
             callback()
     except Exception:
@@ -239,10 +246,12 @@ def grad(
     targets = _Targets(inputs, "grad()", input_hooks, ends)
     previous = _state.enabled
     _state.enabled = create_graph  # as in backward()
+    warnings_off = _floating_point_warnings.warnings_off
     try:
-        return _grads_of_inputs(
-            inputs, roots, targets, retain_graph, create_graph, allow_unused, materialize_grads
-        )
+        with _NO_CONTEXT if warnings_off is None else warnings_off():  # as in backward()
+            return _grads_of_inputs(
+                inputs, roots, targets, retain_graph, create_graph, allow_unused, materialize_grads
+            )
     finally:
         _state.enabled = previous
 

@@ -762,6 +762,10 @@ def _apply_array_operator(
         result = array_operator(array, operand)
     except WRITE_REFUSED:
         return False  # e.g. a read-only array: the general path copes, or says why not
+    except RuntimeWarning:
+        # NumPy's of an inf or nan made, raised by an "error" warnings filter: NumPy checks
+        # for them once the whole result is written, so the change is made (as PyTorch's).
+        result = array
     if result is not array:  # an immutable backend returned a new array
         target._array = result
         if target._device.backend.lazy:

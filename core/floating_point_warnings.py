@@ -1,0 +1,68 @@
+"""Floating-point exceptions as PyTorch treats them: ``inf`` and ``nan``, never a warning.
+
+NumPy warns of a division by zero, an overflow or an invalid operation, and a
+warnings filter set to ``"error"`` (pytest's ``filterwarnings = ["error"]``)
+makes each warning an exception in the middle of a valid program: ``log`` of a
+probability that underflowed to 0, the backward of ``sqrt`` at 0. A backend
+whose library warns says how to stop it
+(:meth:`~plugrad.backend.Backend.floating_point_warnings_off`); plugrad turns
+the warnings off for each backward pass and each compiled replay, and computes
+a forward op again with them off where one was raised as an error. A forward
+op's warning is otherwise NumPy's own (shown once, as NumPy shows it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+__all__ = ["again_without_warnings", "note_backend", "warnings_off"]
+
+#: The context managers' types -> the factory making them, one per kind (NumPy's state
+#: serves NumPy and array-api-strict alike).
+_factories: dict[type, Callable[[], Any]] = {}
+#: What a backward pass or a replay enters: None while no backend started so far warns.
+warnings_off: Callable[[], AbstractContextManager[Any]] | None = None
+
+
+def note_backend(backend: Any) -> None:
+    """Take note of a backend being started: its warnings go off where plugrad's do."""
+    global warnings_off
+    context = backend.floating_point_warnings_off()
+    if context is None or type(context) in _factories:
+        return
+    _factories[type(context)] = backend.floating_point_warnings_off
+    factories = tuple(_factories.values())
+    warnings_off = factories[0] if len(factories) == 1 else _all_off(factories)
+
+
+def _all_off(factories: tuple[Callable[[], Any], ...]) -> Callable[[], Any]:
+    def all_off() -> contextlib.ExitStack:
+        stack = contextlib.ExitStack()
+        for factory in factories:
+            stack.enter_context(factory())
+        return stack
+
+    return all_off
+
+
+def again_without_warnings(
+    device: Any, function: Callable[..., Any], /, *args: Any, **kwargs: Any
+) -> Any:
+    """``function(*args, **kwargs)`` computed again with ``device``'s warnings off.
+
+    Called where the first call raised a RuntimeWarning as an error (a kernel
+    returns a new array: computing it twice changes nothing). NumPy's own
+    Python code warns of a few cases too (the mean of nothing, NaN), which a
+    backend's context does not turn off: they are ignored for this call. Raises
+    that warning again for a backend that cannot turn its warnings off.
+    """
+    context = device.backend.floating_point_warnings_off()
+    if context is None:
+        raise  # the warning the caller is handling
+    with context, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return function(*args, **kwargs)
