@@ -678,16 +678,23 @@ class AliasChangedNode(Node):
 def _refuse_view_made_without_grad(target: Tensor, name: str) -> None:
     """Refuse an in-place change, outside no_grad, of a view taken under no_grad of a tensor
     that requires grad, as PyTorch does: whether autograd should see it is ambiguous."""
-    for member, source, key in memory_links(target):
-        if member is target:
-            if source is None or key is DETACHED or key is ALIAS or not source._requires_grad:
-                return
-            raise InPlaceModificationError(
-                f"{name} on a view made under no_grad() of a tensor that requires grad "
-                f"(shape {source.shape}), outside no_grad(): whether autograd should see the "
-                "change is ambiguous. Make the view and change it both inside no_grad() (not "
-                "recorded) or both outside (recorded)"
-            )
+    # Up the chain of views to the first that requires grad: a view of a view (diagonal's
+    # is one) made under no_grad requires grad no more than the view between.
+    made_from = {id(member): (source, key) for member, source, key in memory_links(target)}
+    view = target
+    while True:
+        source, key = made_from.get(id(view), (None, None))
+        if source is None or key is DETACHED or key is ALIAS:
+            return
+        if not source._requires_grad:
+            view = source
+            continue
+        raise InPlaceModificationError(
+            f"{name} on a view made under no_grad() of a tensor that requires grad "
+            f"(shape {source.shape}), outside no_grad(): whether autograd should see the "
+            "change is ambiguous. Make the view and change it both inside no_grad() (not "
+            "recorded) or both outside (recorded)"
+        )
 
 
 def _changed_leaf(target: Tensor, name: str, instead: str) -> BackwardError:

@@ -640,6 +640,32 @@ def test_a_view_made_under_no_grad_is_changed_in_place_only_under_no_grad() -> N
     assert x.grad.tolist() == [18.0, 36.0, 6.0]
 
 
+@pytest.mark.parametrize(
+    "make_view",
+    [
+        lambda t: t.diagonal(),
+        lambda t: t.diagonal()[:1],
+        lambda t: t[0][1:],
+        lambda t: t.T[0],
+        lambda t: t.view(-1)[::3],
+    ],
+    ids=["diagonal", "slice of diagonal", "view of a view", "row of T", "slice of view"],
+)
+@pytest.mark.parametrize("leaf", [True, False], ids=["of a leaf", "of a result"])
+def test_a_view_of_a_view_made_under_no_grad_is_refused_too(make_view, leaf) -> None:
+    # Each view between was made under no_grad as well, and requires no grad: the tensor
+    # that does is further up (diagonal is a view of a view of its input).
+    x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=plugrad.float64, requires_grad=True)
+    base = x if leaf else x * 1
+    with plugrad.no_grad():
+        view = make_view(base)
+    with pytest.raises(InPlaceModificationError, match=r"view made under no_grad\(\)"):
+        view.add_(10.0)
+    assert base.tolist() == [[1.0, 2.0], [3.0, 4.0]] and base._version == 0
+    detached = make_view(base.detach())  # a view of a detached tensor changes freely
+    detached.add_(0.0)
+
+
 def test_retain_grad_follows_a_tensor_changed_in_place_as_in_pytorch() -> None:
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     h = x * 2
