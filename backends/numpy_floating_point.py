@@ -36,6 +36,7 @@ class WarningsOff:
     """A context manager: NumPy's floating-point warnings off inside it (one use each)."""
 
     __slots__ = ("_token",)
+    _token: Any  # the context variable's token, or the np.errstate entered
 
     def __enter__(self) -> None:
         if _STATE is None:
@@ -44,7 +45,7 @@ class WarningsOff:
         else:
             self._token = _STATE[0].set(_STATE[1])
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if _STATE is None:
             self._token.__exit__(*exc)
         else:
