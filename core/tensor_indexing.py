@@ -104,15 +104,21 @@ def pytorch_placement(tensor: Tensor, key: tuple[Any, ...]) -> tuple[int, int] |
         else:
             kinds.append("array")
             consumed += len(shape) if xp.isdtype(k.dtype, "bool") else 1
-    if "int" not in kinds or "array" not in kinds:
+    spanned = tensor.ndim - consumed  # what `...`, or the end of the key, stands for
+    # A `...` of no axes separates index arrays to NumPy, not to PyTorch (x[:, i, ..., j]
+    # of a 3-d x): PyTorch reads the key as if it were not there.
+    empty_ellipsis = spanned == 0 and "..." in kinds
+    if "array" not in kinds or ("int" not in kinds and not empty_ellipsis):
         return None
     advanced = [i for i, kind in enumerate(kinds) if kind in ("int", "array")]
     if advanced[-1] - advanced[0] == len(advanced) - 1:
         return None  # adjacent to NumPy too: both keep the indexed axes in place
     arrays = [i for i, kind in enumerate(kinds) if kind == "array"]
-    if any(kind not in ("int", "array") for kind in kinds[arrays[0] : arrays[-1]]):
+    between = kinds[arrays[0] : arrays[-1]]
+    if any(
+        kind not in ("int", "array") and not (kind == "..." and spanned == 0) for kind in between
+    ):
         return None  # the arrays themselves are apart: both put the indexed axes first
-    spanned = tensor.ndim - consumed  # what `...`, or the end of the key, stands for
     before = sum(
         spanned if kind == "..." else kind in ("slice", "new") for kind in kinds[: arrays[0]]
     )

@@ -185,6 +185,11 @@ class _NewAxis:
         self.positions = positions
 
 
+#: Where a ``...`` of no axes stood: it indexes nothing, but to NumPy it parts the index
+#: arrays on its two sides (their axes go first), as a slice between them would.
+_PARTING = object()
+
+
 def _last_writes(xp: Any, current: Any, values: Any, index: Any, axis: int) -> Any:
     """``current`` with slot ``index[i]`` along ``axis`` set to ``values[i]``; the last i wins."""
     if index.shape[0] == 0:
@@ -222,7 +227,7 @@ def _expand(xp: Any, key: tuple[Any, ...], shape: tuple[int, ...], device: Any) 
     axis = 0  # the axis of x the next entry indexes
     for k in key:
         if k is Ellipsis:
-            entries.extend([slice(None)] * (ndim - consumed))
+            entries.extend([slice(None)] * (ndim - consumed) or [_PARTING])
             axis += ndim - consumed
         elif isinstance(k, bool) or (_is_array(k) and _is_bool_array(xp, k) and k.ndim == 0):
             flag = xp.reshape(xp.asarray(k, device=device), (1,))
@@ -280,8 +285,12 @@ def plan(xp: Any, shape: tuple[int, ...], key: Any, device: Any) -> IndexPlan:
     basic: list[Any] = []
     indexed: list[int] = []  # the shape after the basic index
     picks: list[tuple[int, Any, int, int]] = []  # (axis after basic, index, size, axis of x)
+    parted_at: list[int] = []  # axes after basic where a `...` of no axes stood before
     axis = 0
     for e in entries:
+        if e is _PARTING:
+            parted_at.append(len(indexed))
+            continue
         if e is None:
             basic.append(None)
             indexed.append(1)
@@ -322,7 +331,9 @@ def plan(xp: Any, shape: tuple[int, ...], key: Any, device: Any) -> IndexPlan:
 
     axes = [p[0] for p in picks]
     start = axes[0]
-    if axes != list(range(start, start + len(axes))):
+    if axes != list(range(start, start + len(axes))) or any(
+        start < at <= axes[-1] for at in parted_at
+    ):
         # NumPy puts the result of separated integer arrays first.
         rest = [a for a in range(len(indexed)) if a not in axes]
         result.permutation = (*axes, *rest)

@@ -49,6 +49,40 @@ def test_keys_mixing_integers_index_arrays_and_slices_index_as_in_pytorch() -> N
     assert checked > 3000 and moved > 100
 
 
+ROWS, COLUMNS = np.array([0, 1]), np.array([1, 2])
+EMPTY_ELLIPSIS_KEYS = [
+    (ALL, ALL, ROWS, Ellipsis, COLUMNS),
+    (ALL, ROWS, Ellipsis, COLUMNS, ALL),
+    (ALL, 0, ROWS, Ellipsis, COLUMNS),
+    (1, ALL, ROWS, Ellipsis, COLUMNS),
+    (ALL, ROWS, Ellipsis, 0, COLUMNS),
+    (ALL, ALL, ROWS, None, Ellipsis, COLUMNS),
+    (ALL, ALL, ROWS, Ellipsis, [[1], [2]]),
+]
+
+
+@pytest.mark.parametrize("key", EMPTY_ELLIPSIS_KEYS, ids=str)
+def test_an_ellipsis_of_no_axes_between_index_arrays_lays_out_as_in_pytorch(key) -> None:
+    # To NumPy a `...` that stands for no axes still parts x[:, :, i, ..., j]'s arrays
+    # (their axes go first); to PyTorch it is not there (they stay in place).
+    torch_key = tuple(torch.tensor(k) if isinstance(k, np.ndarray | list) else k for k in key)
+    ours_key = tuple(plugrad.asarray(k) if isinstance(k, np.ndarray | list) else k for k in key)
+    expected = torch.tensor(BASE)[torch_key].numpy()
+    np.testing.assert_array_equal(plugrad.tensor(BASE)[ours_key].numpy(), expected)
+    # Written, with gradients into the tensor and the value.
+    value = np.arange(expected.size, dtype=np.float64).reshape(expected.shape) + 1000
+    t, t_value = (torch.tensor(a, requires_grad=True) for a in (BASE.astype(np.float64), value))
+    p, p_value = (plugrad.tensor(a, requires_grad=True) for a in (BASE.astype(np.float64), value))
+    t_copy, p_copy = t * 1, p * 1
+    t_copy[torch_key] = t_value * 2
+    p_copy[ours_key] = p_value * 2
+    (t_copy * t_copy).sum().backward()
+    (p_copy * p_copy).sum().backward()
+    np.testing.assert_array_equal(p_copy.detach().numpy(), t_copy.detach().numpy())
+    np.testing.assert_array_equal(p.grad.numpy(), t.grad.numpy())
+    np.testing.assert_array_equal(p_value.grad.numpy(), t_value.grad.numpy())
+
+
 def test_gradients_of_a_key_in_pytorch_layout_match_pytorch() -> None:
     rng = np.random.default_rng(0)
     base = rng.normal(size=(2, 3, 4))
