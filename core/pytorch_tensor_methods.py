@@ -40,6 +40,7 @@ from .inplace import apply_inplace, takes_out
 from .memory_formats import strided as _strided
 from .plugins import _rules
 from .tensor import Tensor, install_function_methods, install_methods
+from .tensor_indexing import refuse_uint8_index
 from .versions import mark_copy_of_view
 
 __all__ = [
@@ -324,6 +325,8 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 def _index_tuple(function: str, indices: Any) -> tuple[Tensor, ...]:
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
         raise TypeError(f"{function}() takes indices as a tuple of Tensors, got {indices!r}")
+    for index in indices:  # (accumulate=True reads them as positions, not through x[key])
+        refuse_uint8_index(index, function)
     return tuple(indices)
 
 

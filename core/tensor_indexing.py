@@ -16,7 +16,7 @@ from .errors import ArgumentError, DeviceMismatchError, DtypeError
 from .grad_mode import no_grad
 from .tensor import Tensor, _wrap, install_methods
 
-__all__ = ["in_numpy_order", "index_key", "pytorch_placement"]
+__all__ = ["in_numpy_order", "index_key", "pytorch_placement", "refuse_uint8_index"]
 
 #: Key types of basic indexing, whose result shares memory with the indexed tensor.
 _BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
@@ -254,6 +254,16 @@ def _list_index(tensor: Tensor, index: list[Any]) -> Any:
     return array
 
 
+def refuse_uint8_index(index: Tensor, function: str = "") -> None:
+    """Raise DtypeError for a uint8 index tensor, which PyTorch and the standard read apart."""
+    if index.dtype is _dtypes.uint8:
+        raise DtypeError(
+            f"{function + '(): ' if function else ''}a uint8 index tensor is ambiguous: "
+            "PyTorch reads it as a mask (deprecated), the Array API as integer indices; "
+            "convert it, index.bool() for a mask or index.long() for positions"
+        )
+
+
 def _index_array(tensor: Tensor, index: Tensor, recorded: bool) -> Any:
     if index._device is not tensor._device:
         raise DeviceMismatchError(
@@ -265,12 +275,7 @@ def _index_array(tensor: Tensor, index: Tensor, recorded: bool) -> Any:
             f"index tensors must have an integer or bool dtype, not {index.dtype.name}; "
             "convert with plugrad.astype(index, plugrad.int64)"
         )
-    if index.dtype is _dtypes.uint8:
-        raise DtypeError(
-            "a uint8 index tensor is ambiguous: PyTorch reads it as a mask (deprecated), "
-            "the Array API as integer indices; convert it, index.bool() for a mask or "
-            "index.long() for positions"
-        )
+    refuse_uint8_index(index)
     if recorded and not index._device.views_are_copies:  # immutable arrays need no copy
         return index._device.xp.asarray(index._array, copy=True)
     return index._array

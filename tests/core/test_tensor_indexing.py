@@ -170,6 +170,15 @@ def test_a_uint8_index_tensor_is_refused_as_ambiguous() -> None:
         x[index] = 0.0
     assert x.tolist() == plugrad.arange(12.0).reshape(3, 4).tolist()
     assert x[index.bool()].shape == (2, 4) and x[index.long()].shape == (3, 4)
+    # index_put with accumulate=True reads its indices as positions itself: refused too
+    # (it added 9 at rows 1, 0, 1 where PyTorch adds it at rows 0 and 2).
+    row = plugrad.tensor([1.0, 2.0, 3.0])
+    for accumulate in (True, False):
+        with pytest.raises(plugrad.errors.DtypeError, match=r"index_put\(\): a uint8"):
+            row.index_put((index,), plugrad.tensor(9.0), accumulate=accumulate)
+        with pytest.raises(plugrad.errors.DtypeError, match=r"index_put_\(\): a uint8"):
+            row.index_put_((index,), plugrad.tensor(9.0), accumulate=accumulate)
+    assert row.tolist() == [1.0, 2.0, 3.0] and row._version == 0
 
 
 def test_assigning_a_value_with_leading_axes_of_size_one_gives_its_gradient_its_shape() -> None:
