@@ -43,6 +43,7 @@ from plugrad.plugins._rules import (
     check_positions,
     checked_axis,
     device_of,
+    is_half,
     refuse_value_it_cannot_hold,
     require_array,
     require_bool_mask,
@@ -359,6 +360,11 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     Values sent to one position add up.
     """
     _same_dtype("scatter_add", x, src)
+    if is_half(xp, x.dtype):
+        # x and every value sent to a position added in float32 and rounded once, as
+        # PyTorch's: the sum of src, rounded, then added to x, rounded twice.
+        wide = _scatter_add(xp, xp.astype(x, xp.float32), dim, index, xp.astype(src, xp.float32))
+        return xp.astype(wide, x.dtype)
     dim = _along_dim("scatter_add", xp, x, dim, index)
     if _in_rows(x, index, src):
         return xp.reshape(_scatter_add(xp, *_as_rows(xp, x, 0, index, src)), tuple(x.shape))
@@ -582,6 +588,10 @@ def _scatter_reduce(
     """
     _same_dtype("scatter_reduce", x, src)
     reduce = _REDUCTION_ALIASES.get(reduce, reduce)
+    if is_half(xp, x.dtype) and reduce in ("sum", "prod", "mean"):  # rounded once (scatter_add)
+        wide_x, wide_src = xp.astype(x, xp.float32), xp.astype(src, xp.float32)
+        wide = _scatter_reduce(xp, wide_x, dim, index, wide_src, reduce, include_self=include_self)
+        return xp.astype(wide, x.dtype)
     dim = _along_dim("scatter_reduce", xp, x, dim, index)
     if _in_rows(x, index, src):
         shape = tuple(x.shape)

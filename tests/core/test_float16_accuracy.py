@@ -373,3 +373,34 @@ def test_float16_values_and_gradients_are_computed_in_float32(name: str) -> None
         assert got.dtype == np.float16
         # One rounding of the float32 result, give or take an ulp of the float32 steps.
         np.testing.assert_allclose(got, expected, rtol=2**-10, atol=1e-7)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_float16_scatter_reductions_round_once_as_in_pytorch(reduce, include_self) -> None:
+    # The values sent to a position were summed and rounded to float16, then added to
+    # the tensor's own and rounded again: 1 + 7 * 0.1 gave 1.69921875, not 1.7001953125.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 1.5, 5).astype(np.float16)
+    src = rng.uniform(0.5, 1.5, 40).astype(np.float16)
+    index = rng.integers(0, 5, 40)
+    expected = torch.tensor(x).scatter_reduce(
+        0, torch.tensor(index), torch.tensor(src), reduce, include_self=include_self
+    )
+    got = plugrad.asarray(x).scatter_reduce(
+        0, plugrad.asarray(index), plugrad.asarray(src), reduce, include_self=include_self
+    )
+    assert got.dtype == plugrad.float16
+    if reduce == "mean":
+        # PyTorch rounds the sum to float16 before it divides (1 step off at times): the
+        # mean here is the exact one, rounded once.
+        values = [[*([x[i]] if include_self else []), *src[index == i]] for i in range(5)]
+        exact = [
+            np.mean(np.array(v, dtype=np.float64)) if v else x[i] for i, v in enumerate(values)
+        ]
+        expected = torch.tensor(np.array(exact).astype(np.float16))
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    if reduce == "sum" and include_self:
+        added = plugrad.asarray(x).scatter_add(0, plugrad.asarray(index), plugrad.asarray(src))
+        np.testing.assert_array_equal(added.numpy(), expected.numpy())
