@@ -229,11 +229,12 @@ def _normalizing_method(name: str) -> Any:
     return method
 
 
-softmax = nn_op("softmax", _softmax_kernel, vjp=_softmax_grad,
+# saves=("ans",): the rules read x's dtype alone, so x may change in place after, as in PyTorch.
+softmax = nn_op("softmax", _softmax_kernel, vjp=_softmax_grad, saves=("ans",),
                 methods={"softmax": _normalizing_method("softmax")}, promotion="float",
                 doc="Softmax along ``axis``: ``exp(x) / sum(exp(x))``, after subtracting the max.")
 
-log_softmax = nn_op("log_softmax", _log_softmax_kernel, vjp=_log_softmax_grad,
+log_softmax = nn_op("log_softmax", _log_softmax_kernel, vjp=_log_softmax_grad, saves=("ans",),
                     methods={"log_softmax": _normalizing_method("log_softmax")},
                     promotion="float", doc="Log of the softmax along ``axis``, stably.")
 

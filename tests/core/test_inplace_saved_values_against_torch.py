@@ -303,3 +303,18 @@ def test_a_0d_result_shares_its_memory_with_its_views_as_in_pytorch() -> None:
         return out
 
     assert run(plugrad) == run(torch)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_keeps_its_output_so_its_input_may_change_after(name) -> None:
+    # Its gradient reads the output alone, as PyTorch's: changing the input in place after
+    # is no error (it raised InPlaceModificationError).
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        a = x * 1
+        s = getattr(lib.nn.functional, name)(a, dim=-1)
+        a.add_(1)
+        (s * lib.tensor([[1.0, 2.0, 5.0]], dtype=lib.float64)).sum().backward()
+        return x.grad.numpy()
+
+    np.testing.assert_allclose(run(plugrad), run(torch), rtol=1e-14)
