@@ -5472,8 +5472,8 @@ def interpolate(
         :func:`adaptive_avg_pool3d` (3-, 4- or 5-d input).
         An integer image (``uint8``) is interpolated in floating point and rounded to
         the nearest value, halves to even: PyTorch's CPU kernel for ``uint8`` uses
-        fixed-point weights, and where the scale is not a whole factor its values may
-        differ from these by one.
+        fixed-point weights and rounds halves up, so its values may differ from these
+        by one (at a whole factor too, where an exact value ends in .5).
     align_corners : bool, optional
         Linear and cubic modes only: map the corner elements of input and output onto
         each other (``True``) or their corner edges (``False``, the default).
