@@ -31,7 +31,7 @@ KernelDef('matmul', backend='numpy')
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ from .opdef import _split_kernel_signature
 if TYPE_CHECKING:
     from .opdef import OpDef, RegisteredOp
 
-__all__ = ["KernelDef", "KernelSource", "kernel"]
+__all__ = ["KernelDef", "KernelSource", "kernel", "misspelled_backend"]
 
 Kernel = Callable[..., Any]
 
@@ -57,7 +57,9 @@ class KernelDef:
     backend : str
         The name of the backend it runs on (``"numpy"``, ``"cupy"``, ...).
         The backend need not be registered or available: the kernel is simply
-        unused where it is not.
+        unused where it is not. A name that is not registered but a typo away
+        from a registered one (``"nmupy"``) is refused (see
+        :func:`misspelled_backend`).
     fn : callable
         ``fn(xp, *arrays, **params)`` with exactly the inputs and params of the
         op's generic kernel; checked when the plugin registers.
@@ -71,8 +73,11 @@ class KernelDef:
     def __repr__(self) -> str:
         return f"KernelDef({self.op!r}, backend={self.backend!r})"
 
-    def _validate(self, owner: str, ops: Mapping[str, RegisteredOp]) -> RegisteredOp:
-        """Check the declaration against the registered ``ops``; return the op it serves.
+    def _validate(
+        self, owner: str, ops: Mapping[str, RegisteredOp], backends: Iterable[str] = ()
+    ) -> RegisteredOp:
+        """Check the declaration against the registered ``ops`` and ``backends`` (names);
+        return the op it serves.
 
         Raises :class:`PluginRegistrationError` naming ``owner`` (the plugin), the op and
         the backend.
@@ -85,8 +90,16 @@ class KernelDef:
 
         if not isinstance(self.op, str):
             raise fail("the op must be given by name (a str) or as its OpDef")
+        backends = tuple(backends)
         if not isinstance(self.backend, str) or not self.backend.isidentifier():
-            raise fail("the backend must be a backend name such as 'numpy'")
+            meant = _meant_backend(self.backend, backends)
+            raise fail(
+                "the backend must be a backend name such as 'numpy'"
+                + (f"; did you mean {meant!r}?" if meant else "")
+            )
+        typo = misspelled_backend(self.backend, backends)
+        if typo is not None:
+            raise fail(_unregistered_backend(self.backend, typo))
         if not callable(self.fn):
             raise fail(f"fn must be callable, got {type(self.fn).__name__}")
         target = ops.get(self.op)
@@ -107,6 +120,97 @@ class KernelDef:
                 f"signature: (xp, {str(target.signature)[1:]}"
             )
         return target
+
+
+#: What authors write for a backend registered under another name: module nicknames.
+_BACKEND_NICKNAMES = {"np": "numpy", "cp": "cupy", "jnp": "jax", "pytorch": "torch"}
+
+
+def misspelled_backend(name: str, backends: Iterable[str]) -> str | None:
+    """The registered backend that ``name``, a name not among ``backends``, misspells.
+
+    A kernel may be declared for a backend that is not registered here (a
+    plugin ships cupy kernels to machines without a GPU, or kernels for a
+    third-party backend installed elsewhere), so an unknown name alone is no
+    error. A near miss of a registered name is taken for a typo, which would
+    otherwise leave the op on its generic kernel without a word: the same name
+    but for case, ``-`` and ``_`` (``"NumPy"``, ``"array-api-strict"``), a
+    module nickname (``"np"``, ``"jnp"``), or, for names of four letters or
+    more, one letter added, dropped, changed or two neighbours swapped
+    (``"nmupy"``, ``"torhc"``).
+
+    Parameters
+    ----------
+    name : str
+        The backend name a kernel is declared for.
+    backends : iterable of str
+        The registered backends' names.
+
+    Returns
+    -------
+    str or None
+        The registered name ``name`` misspells; ``None`` where ``name`` is
+        registered or no near miss.
+
+    Examples
+    --------
+    >>> from plugrad.kerneldef import misspelled_backend
+    >>> misspelled_backend("nmupy", ["numpy", "cupy"])
+    'numpy'
+    >>> misspelled_backend("mlx", ["numpy", "cupy"]) is None
+    True
+    """
+    names = list(backends)
+    if name in names:
+        return None
+
+    def plain(text: str) -> str:
+        return text.casefold().replace("-", "").replace("_", "")
+
+    nickname = _BACKEND_NICKNAMES.get(name.casefold())
+    if nickname in names:
+        return nickname
+    for known in names:
+        if plain(known) == plain(name):
+            return known
+    if len(name) < 4:
+        return None  # three letters leave no room: "max" is no typo of "jax"
+    near = [known for known in names if _one_edit_apart(name, known)]
+    return near[0] if near else None
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether one letter added, dropped, changed, or two neighbours swapped, makes ``a`` ``b``."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    a, b = a[start:], b[start:]
+    return (
+        a[1:] == b[1:]  # changed
+        or a[1:] == b  # added
+        or a == b[1:]  # dropped
+        or (len(a) >= 2 and a[0] == b[1:2] and a[1] == b[:1] and a[2:] == b[2:])  # swapped
+    )
+
+
+def _meant_backend(key: Any, backends: tuple[str, ...]) -> str | None:
+    """The registered backend a key that is no backend name means, if any: ``"cupy"`` for
+    the device ``"cupy:0"``, ``"array_api_strict"`` for ``"array-api-strict"``."""
+    if not isinstance(key, str):
+        return None
+    head = key.partition(":")[0]
+    return head if head in backends else misspelled_backend(head, backends)
+
+
+def _unregistered_backend(name: str, typo: str) -> str:
+    """Why a kernel for the backend ``name``, a misspelling of ``typo``, is refused."""
+    return (
+        f"no backend named {name!r} is registered; did you mean {typo!r}? A kernel may name "
+        f"a backend that is not installed here, but {name!r} is too close to the registered "
+        f"{typo!r} to be another backend: as written, the kernel would never run"
+    )
 
 
 #: Declare a kernel for an existing op: ``kernel(op, backend=..., fn=...)``; see :class:`KernelDef`.

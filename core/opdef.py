@@ -283,6 +283,10 @@ def op(
         Default: the op name in CamelCase.
     kernels : mapping of str to callable, optional
         Backend-specific kernels by backend name, used instead of ``kernel`` there.
+        A backend need not be installed (cupy kernels ship to machines without a
+        GPU), but a name a typo away from a registered backend's (``"nmupy"``)
+        is refused when the plugin registers, naming the backend meant (see
+        :func:`plugrad.kerneldef.misspelled_backend`).
     view : bool
         Whether the result may share memory with the (single) input, as
         ``reshape`` may. Such results share the input's version counter, so an

@@ -21,7 +21,13 @@ import pluggy
 
 from .backend import Backend
 from .errors import PluginRegistrationError
-from .kerneldef import KernelDef, KernelSource
+from .kerneldef import (
+    KernelDef,
+    KernelSource,
+    _meant_backend,
+    _unregistered_backend,
+    misspelled_backend,
+)
 from .opdef import OpDef, RegisteredOp, _adapt_kernel, register_op
 from .plugin_manager import builtin_plugin_names, warn_about_plugin
 from .plugin_tables import HOOKS, describe_owner
@@ -194,9 +200,23 @@ def collect_backends(
     return _collect(manager, builtin, "plugrad_backends", _check_backend, _backend_clash)
 
 
-def _check_op(plugin: str, op: Any, claim: Callable[[str], None]) -> str:
+def _check_op(backends: tuple[str, ...], plugin: str, op: Any, claim: Callable[[str], None]) -> str:
     _check_answer(plugin, "plugrad_ops", op, OpDef, "ops made with plugrad.opdef.op(...)")
     claim(op.name)
+    for backend in op.kernels:
+        if not isinstance(backend, str) or not backend.isidentifier():
+            meant = _meant_backend(backend, backends)
+            raise PluginRegistrationError(
+                f"{describe_owner(plugin)}, op {op.name!r}: kernels= maps backend names such "
+                f"as 'numpy' to kernels, but it has the key {backend!r}"
+                + (f"; did you mean {meant!r}?" if meant else "")
+            )
+        typo = misspelled_backend(backend, backends)
+        if typo is not None:
+            raise PluginRegistrationError(
+                f"{describe_owner(plugin)}, op {op.name!r}: the kernel for backend {backend!r} "
+                f"in kernels=: {_unregistered_backend(backend, typo)}"
+            )
     if plugin not in builtin_plugin_names() and _is_plugrad_function(op.name):
         raise PluginRegistrationError(
             f"{describe_owner(plugin)}, op {op.name!r}: the name is taken by "
@@ -207,13 +227,15 @@ def _check_op(plugin: str, op: Any, claim: Callable[[str], None]) -> str:
 
 
 def collect_ops(
-    manager: pluggy.PluginManager, builtin: set[str]
+    manager: pluggy.PluginManager, builtin: set[str], backends: Iterable[str] = ()
 ) -> tuple[dict[str, RegisteredOp], dict[str, str]]:
+    """Every plugin's ops, by name, and the plugin of each; ``backends`` are the
+    registered backends' names, which the ops' ``kernels=`` may not misspell."""
     return _collect(
         manager,
         builtin,
         "plugrad_ops",
-        _check_op,
+        functools.partial(_check_op, tuple(backends)),
         _name_clash,
         lambda op, plugin: _registered(op, describe_owner(plugin)),
     )
@@ -309,9 +331,16 @@ def _name_clash(plugin: str, name: str, owner: str) -> PluginRegistrationError:
 
 
 def collect_kernels(
-    manager: pluggy.PluginManager, builtin: set[str], ops: dict[str, RegisteredOp]
+    manager: pluggy.PluginManager,
+    builtin: set[str],
+    ops: dict[str, RegisteredOp],
+    backends: Iterable[str] = (),
 ) -> dict[tuple[str, str], tuple[KernelSource, ...]]:
-    """Validate every plugrad_kernels answer; order each (op, backend)'s kernels best first."""
+    """Validate every plugrad_kernels answer; order each (op, backend)'s kernels best first.
+
+    ``backends`` are the registered backends' names, which a kernel may not misspell.
+    """
+    backends = tuple(backends)
     order = {name: index for index, (name, _) in enumerate(manager.list_name_plugin())}
     ranked: dict[tuple[str, str], list[tuple[tuple[int, int], KernelSource]]] = {}
     for impl, answers in _hook_answers(manager, "plugrad_kernels", builtin):
@@ -329,7 +358,7 @@ def collect_kernels(
                     KernelDef,
                     "plugrad.kerneldef.kernel(...) declarations",
                 )
-                target = declared._validate(describe_owner(plugin), ops)
+                target = declared._validate(describe_owner(plugin), ops, backends)
                 key = (target.name, declared.backend)
                 if key in accepted:
                     raise PluginRegistrationError(

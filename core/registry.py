@@ -180,8 +180,8 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
             # The same plugin's backend keeps its object: active devices point at it.
             if _state.backend_owners.get(name) == owner:
                 backends[name] = _state.backends[name]
-        ops, op_owners = collect_ops(manager, builtin)
-        overrides = collect_kernels(manager, builtin, ops)
+        ops, op_owners = collect_ops(manager, builtin, backends)
+        overrides = collect_kernels(manager, builtin, ops, backends)
         aliases = collect_aliases(ops, op_owners, builtin)
         methods = collect_methods(ops, op_owners, builtin)
         plan_passes = collect_plan_passes(manager, builtin)

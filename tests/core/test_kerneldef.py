@@ -111,6 +111,12 @@ def test_kernels_for_other_backends_are_accepted_and_unused(plugin, registered) 
     assert [(k.op, k.backend) for k in info.kernels] == [("matmul", "cupy")]
 
 
+def test_kernels_for_a_backend_installed_elsewhere_are_accepted(plugin, registered) -> None:
+    elsewhere = kernel("matmul", backend="mlx", fn=lambda xp, x1, x2, /: xp.matmul(x1, x2))
+    registered(plugin(kernels=[elsewhere]), "mlx_kernels")
+    assert plugrad.plugins.kernel_source("matmul", "numpy").kind == "generic"
+
+
 def test_a_plugin_may_override_an_op_of_another_third_party_plugin(plugin, registered) -> None:
     twice = op("twice_kd", lambda xp, x, /: x * 2, saves=()).vjp(lambda xp, g, ans, x: g * 2)
     registered(plugin(ops=[twice]), "twice_owner")
@@ -178,6 +184,14 @@ def test_a_kernel_gets_the_backends_plain_namespace_and_a_rule_the_extended_one(
         (
             kernel("matmul", backend="no such", fn=lambda xp, x1, x2, /: x1),
             "backend must be a backend name",
+        ),
+        (
+            kernel("matmul", backend="numpy:0", fn=lambda xp, x1, x2, /: x1),
+            r"backend must be a backend name such as 'numpy'; did you mean 'numpy'\?",
+        ),
+        (
+            kernel("matmul", backend="nmupy", fn=lambda xp, x1, x2, /: x1),
+            r"backend 'nmupy': no backend named 'nmupy' is registered; did you mean 'numpy'\?",
         ),
         (op("not_a_kernel", lambda xp, x, /: x), "return plugrad.kerneldef.kernel"),
     ],

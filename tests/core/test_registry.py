@@ -247,6 +247,45 @@ def test_backend_specific_kernel_takes_precedence(registered) -> None:
         assert calls == ["numpy"], "other backends keep the generic kernel"
 
 
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [("nmupy", "numpy"), ("NumPy", "numpy"), ("np", "numpy"), ("torhc", "torch"),
+     ("jaxx", "jax"), ("cupy:0", "cupy"), ("array-api-strict", "array_api_strict")],
+)  # fmt: skip
+def test_a_misspelled_backend_in_kernels_is_refused_naming_the_one_meant(
+    snapshot, key, meant
+) -> None:
+    # The op quietly ran its generic kernel on numpy: the backend-specific one was never used.
+    scaled = op("scaled_typo", lambda xp, x, /: x * 2, kernels={key: lambda xp, x, /: x + x})
+    before = snapshot()
+    with pytest.raises(PluginRegistrationError, match=f"did you mean '{meant}'") as info:
+        registry.register_plugin(plugin_with(scaled.vjp(lambda xp, g, ans, x: g * 2)), "typo")
+    assert str(info.value).startswith("plugin 'typo', op 'scaled_typo': ")
+    assert repr(key) in str(info.value)
+    assert snapshot() == before
+
+
+def test_kernels_for_backends_not_registered_here_are_accepted(registered) -> None:
+    # A plugin may ship kernels for a backend installed elsewhere (a third-party one).
+    kernels = {"mlx": lambda xp, x, /: x + x, "max": lambda xp, x, /: x + x}
+    scaled = op("scaled_elsewhere", lambda xp, x, /: x * 2, kernels=kernels)
+    registered(plugin_with(scaled.vjp(lambda xp, g, ans, x: g * 2)), "elsewhere")
+    assert plugrad.ops.scaled_elsewhere(plugrad.ones(2)).tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [("numpy", None), ("mlx", None), ("max", None), ("numba", None), ("cupy_rocm", None),
+     ("nupmy", "numpy"), ("numpyy", "numpy"), ("nmpy", "numpy"), ("Torch", "torch"),
+     ("cp", "cupy"), ("jnp", "jax"), ("pytorch", "torch"), ("ArrayAPIStrict", "array_api_strict")],
+)  # fmt: skip
+def test_misspelled_backend_takes_only_near_misses_for_typos(name, meant) -> None:
+    from plugrad.kerneldef import misspelled_backend
+
+    names = ["numpy", "cupy", "torch", "jax", "dask", "array_api_strict"]
+    assert misspelled_backend(name, names) == meant
+
+
 def test_broken_entry_point_is_reported_and_skipped(monkeypatch) -> None:
     broken = EntryPoint("broken_ep", "plugrad_no_such_module:plugin", "plugrad")
     monkeypatch.setattr(plugin_manager, "entry_points", lambda group: [broken])
