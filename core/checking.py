@@ -8,7 +8,8 @@ overhead chain about 10% slower (no-grad forward) and 6% slower (forward plus
 backward). So the full checks run only in checking mode, which is off by
 default. Two are always on, made cheap on the success path: the per-op path
 refuses a kernel output that is not an array of its backend (one identity
-comparison of its type, :mod:`plugrad.dispatch`), and the engine a gradient
+comparison of its type, :mod:`plugrad.dispatch`), or, when it records a node,
+one of an integer or bool dtype (one set lookup), and the engine a gradient
 of the wrong kind, dtype or shape (:mod:`plugrad.graph`).
 
 Switching the mode swaps the tables: on, every kernel in the per-device

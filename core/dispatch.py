@@ -89,6 +89,8 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if x._requires_grad and _state.enabled and op.differentiable:
+        if out.dtype in device.integral_natives:
+            raise _integral_output(op, device, out)
         node = _record1(op, device, x, params, out)
         result = _wrap(out, device, True, node)
         result._counter = node._ans_counter
@@ -185,6 +187,8 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
+        if out.dtype in device.integral_natives:
+            raise _integral_output(op, device, out)
         node = _record2(op, device, x1, x2, params, out)
         result = _wrap(out, device, True, node)
         result._counter = node._ans_counter
@@ -441,6 +445,8 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
+        if out.dtype in device.integral_natives:
+            raise _integral_output(op, device, out)
         node = _record(op, device, inputs, params, out)
         result = _wrap(out, device, True, node)
         result._counter = node._ans_counter
@@ -1309,9 +1315,8 @@ def _is_backend_array(device: Device, value: Any) -> bool:
     return isinstance(value, _graph.backend_array_types(backend))
 
 
-def _bad_kernel_output(
-    op: RegisteredOp, device: Device, value: Any, wanted: str, where: str = ""
-) -> PluginOutputError:
+def _kernel_that_ran(op: RegisteredOp, device: Device) -> str:
+    """``"plugin 'p', op 'f': its op kernel m.f_numpy for numpy"``, for errors."""
     backend = device.backend.name
     owner = _graph.op_owner(op.name)
     kernel = f"its {backend} kernel"
@@ -1321,10 +1326,28 @@ def _bad_kernel_output(
         kernel = f"its {source.kind} kernel {source.function_name} for {backend}"
         if source.owner() != owner:
             kernel += f" (from {source.owner()})"
+    return f"{owner}, op {op.name!r}: {kernel}"
+
+
+def _bad_kernel_output(
+    op: RegisteredOp, device: Device, value: Any, wanted: str, where: str = ""
+) -> PluginOutputError:
+    backend = device.backend.name
     return PluginOutputError(
-        f"{owner}, op {op.name!r}: {kernel} returned a "
+        f"{_kernel_that_ran(op, device)} returned a "
         f"{_type_name(value)}{where}, not an array of backend {backend!r}; a kernel must "
         f"return {wanted}"
+    )
+
+
+def _integral_output(op: RegisteredOp, device: Device, out: Any) -> PluginOutputError:
+    """The error for an integer or bool result of a differentiable op whose inputs require
+    grad: as a Tensor it would require grad, which no integer tensor can."""
+    return PluginOutputError(
+        f"{_kernel_that_ran(op, device)} returned an array of dtype {out.dtype} for inputs "
+        "that require grad, but the op is differentiable: its result must be floating-point "
+        "(or complex), like its gradient. Compute it in the inputs' dtype (xp.astype(result, "
+        "x.dtype)), or declare the op differentiable=False if it has no gradient"
     )
 
 

@@ -895,6 +895,47 @@ def test_an_op_with_several_outputs_must_return_arrays(plugin, registered, on_nu
             plugrad.ops.single_op(x)
 
 
+INTEGRAL_KERNELS = [
+    ("one input", lambda xp, x, /: xp.astype(x * 3, xp.int64), (lambda xp, g, ans, x: 3 * g,)),
+    ("bool", lambda xp, x, /: x > 1, (lambda xp, g, ans, x: g,)),
+    ("two inputs", lambda xp, x, y, /: xp.astype(x * y, xp.int32),
+     (lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x)),
+    ("three inputs", lambda xp, x, y, z, /: xp.astype(x + y + z, xp.int64),
+     (lambda xp, g, ans, x, y, z: g,) * 3),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "forward", "rules"), INTEGRAL_KERNELS, ids=[k[0] for k in INTEGRAL_KERNELS]
+)
+def test_an_integer_result_of_a_differentiable_op_is_refused_where_inputs_require_grad(
+    plugin, registered, still_works, backend, case, forward, rules
+) -> None:
+    # It made an integer tensor that required grad (grad_fn and all), which backward then
+    # blamed on the rule: the integer gradient it was handed came from the kernel.
+    from plugrad.opdef import op
+
+    registered(plugin(ops=[op("int_result_op", forward, vjp=rules)]), "culprit")
+    n = len(rules)
+    with plugrad.plugins.checking(False):
+        x = plugrad.tensor([0.5, 1.5], requires_grad=True)
+        with pytest.raises(PluginOutputError, match="for inputs that require grad") as info:
+            plugrad.ops.int_result_op(x, *[plugrad.tensor([1.0, 2.0])] * (n - 1))
+        text = str(info.value)
+        assert text.startswith("plugin 'culprit', op 'int_result_op': its generic kernel ")
+        assert "its result must be floating-point" in text and "differentiable=False" in text
+        if n == 2:  # with a Python number as the second input too
+            with pytest.raises(PluginOutputError, match="for inputs that require grad"):
+                plugrad.ops.int_result_op(x, 2.0)
+        assert x.grad is None and x.tolist() == [0.5, 1.5]
+        # Without gradients nothing is recorded: the result is returned as before.
+        with plugrad.no_grad():
+            quiet = plugrad.ops.int_result_op(x, *[plugrad.tensor([1.0, 2.0])] * (n - 1))
+        assert not quiet.requires_grad and quiet.grad_fn is None
+        assert not plugrad.isdtype(quiet.dtype, "real floating")
+    still_works()
+
+
 def test_a_gradient_of_another_precision_is_cast_to_the_input_dtype(
     plugin, registered, on_numpy
 ) -> None:
