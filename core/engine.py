@@ -36,6 +36,7 @@ from .errors import (
     DtypeError,
     InPlaceModificationError,
     LinAlgError,
+    PluginOutputError,
     PlugradError,
     ShapeError,
 )
@@ -436,17 +437,56 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
     return g
 
 
+#: How backends refuse a write into memory that cannot be written: NumPy's and
+#: array-api-strict's read-only arrays (a broadcast gradient, the gradient of a sum),
+#: PyTorch's expanded tensors.
+_UNWRITABLE = ("read-only", "more than one element of the written-to tensor refers to")
+
+
 def _retell_backward_error(node: Any, error: Exception) -> None:
     """Raise a backend's singular-matrix error from a backward rule as plugrad's
     :class:`~plugrad.errors.LinAlgError`, naming the node (NumPy's ``LinAlgError: Singular
-    matrix`` named no op). Returns for other errors, which the caller raises again."""
-    if isinstance(error, PlugradError) or type(error).__name__ not in BACKEND_LINALG_ERRORS:
+    matrix`` named no op), and a rule's write into an array it may not write as
+    :class:`~plugrad.errors.PluginOutputError` naming the op and its plugin. Returns for
+    other errors, which the caller raises again."""
+    if isinstance(error, PlugradError):
+        return
+    op = getattr(node, "op", None)
+    if (
+        op is not None
+        and isinstance(error, (ValueError, RuntimeError))
+        and any(text in str(error) for text in _UNWRITABLE)
+    ):
+        raise PluginOutputError(
+            f"{_failing_rule(node, op, error)} raised {type(error).__name__} ({error}): a "
+            "backward rule must not write into its gradient argument g (nor into the inputs "
+            "or ans it is given), which other gradients and tensors may share, and may be "
+            "read-only; compute a new array instead: return g * 2, not g *= 2; return g"
+        ) from error
+    if type(error).__name__ not in BACKEND_LINALG_ERRORS:
         return
     raise LinAlgError(
         f"{node.name()}: {error}: the gradient needs the inverse of a singular matrix here, "
         "so it is not finite (PyTorch's is inf or nan there); move the input off the "
         "singular point, or differentiate a function defined there"
     ) from error
+
+
+def _failing_rule(node: Any, op: Any, error: Exception) -> str:
+    """``"plugin 'p', op 'f': the backward rule for input 'x'"``: the rule whose frame is in
+    ``error``'s traceback (unwrapped from checking mode's wrapper), or any rule of the op."""
+    codes: dict[Any, int] = {}
+    for position, rule in enumerate(op.vjps):
+        code = getattr(getattr(rule, "__wrapped__", rule), "__code__", None)
+        if code is not None:
+            codes.setdefault(code, position)
+    trace = error.__traceback__
+    while trace is not None:
+        index = codes.get(trace.tb_frame.f_code)
+        if index is not None:
+            return _graph._where(node, index)
+        trace = trace.tb_next
+    return f"{_graph.op_owner(op.name)}, op {op.name!r}: a backward rule"
 
 
 def _run(

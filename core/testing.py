@@ -6,7 +6,8 @@ and runs, for every case on every available backend:
 
 - the forward result against the reference (values, shape and dtype), in
   float32 and float64, for ops with and without gradients;
-- :func:`plugrad.autograd.gradcheck` (backward against finite differences);
+- :func:`plugrad.autograd.gradcheck` (backward against finite differences),
+  and that backward rules leave the gradient they are handed unchanged;
 - :func:`plugrad.autograd.gradgradcheck` (double backward);
 - float32 and float16 inputs getting gradients of their own dtype;
 - under :func:`plugrad.compile`, eager's values and gradients, with the
@@ -629,7 +630,7 @@ class OpTests:
         for variant, program in self.program_variants(case).items():
             with plugrad.use_backend(backend):
                 leaves = _leaves(case.host_inputs())
-                _backward(program(*leaves), _weights)
+                _backward(program(*leaves), _weights, f"{case.id} ({variant}) on {backend}")
                 for index, leaf in enumerate(leaves):
                     assert leaf.grad is not None, f"{variant}: no gradient reached input {index}"
                     assert leaf.grad.dtype == leaf.dtype, f"{variant}: input {index}"
@@ -642,8 +643,12 @@ class OpTests:
 
         if case.no_double:
             _pytest().skip(f"{case.op}: {case.no_double}")
-        for program in self.program_variants(case).values():
+        for variant, program in self.program_variants(case).items():
             with plugrad.use_backend(backend):
+                # First order first: a rule writing into its gradient says so here too,
+                # rather than as the in-place error on gradgradcheck's gradient leaves.
+                leaves = _leaves(case.host_inputs())
+                _backward(program(*leaves), _weights, f"{case.id} ({variant}) on {backend}")
                 leaves = _leaves(case.host_inputs())
                 gradgradcheck(program, leaves, atol=case.atol * 10, rtol=case.rtol * 10, eps=1e-5)
 
@@ -675,9 +680,9 @@ class OpTests:
         program = case.function
         with plugrad.use_backend(backend):
             leaves = _leaves(case.host_inputs(plugrad.float32))
-            _backward(program(*leaves), ones_like)
+            _backward(program(*leaves), ones_like, f"{case.id} on {backend}, float32")
             reference = _leaves(case.host_inputs())
-            _backward(program(*reference), ones_like)
+            _backward(program(*reference), ones_like, f"{case.id} on {backend}")
         for index, (leaf, ref) in enumerate(zip(leaves, reference)):
             assert leaf.grad is not None and ref.grad is not None, f"no gradient of input {index}"
             assert leaf.grad.dtype == leaf.dtype, f"input {index}: {leaf.grad.dtype}"
@@ -706,7 +711,7 @@ class OpTests:
         except plugrad.errors.DtypeError as exc:  # the backend's kernel refused float16
             # (only plugrad's typed refusal: a kernel's own TypeError is a bug, and fails)
             _pytest().skip(f"{case.op}: the backend has no float16 version ({exc})")
-        _backward(out, ones_like)
+        _backward(out, ones_like, f"{case.id}, float16")
         for index, leaf in enumerate(leaves):
             assert leaf.grad is not None, f"no gradient reached input {index}"
             assert leaf.grad.dtype == plugrad.float16, f"input {index}: {leaf.grad.dtype}"
@@ -898,7 +903,9 @@ def _weighted_gradients(
         leaves = _leaves(case.host_inputs())
         outs = [o for o in _flatten(case.function(*leaves)) if o.requires_grad]
         weights = [_fixed_weights(o, seed=7 + k) for k, o in enumerate(outs)]
+        before = [w._host().copy() for w in weights]
         firsts = grad(outs, leaves, weights, create_graph=second, allow_unused=True)
+        _check_unwritten(weights, before, f"{case.id} on {backend}")
         found: list[tuple[str, Tensor | None, float]] = [
             (f"gradient of input {i}", g, 1.0) for i, g in enumerate(firsts)
         ]
@@ -926,11 +933,29 @@ def _real(value: Tensor) -> Tensor:
     return value.real if value.dtype.kind == "complex floating" else value
 
 
-def _backward(result: Any, weights: Callable[[Tensor], Tensor]) -> None:
+def _backward(result: Any, weights: Callable[[Tensor], Tensor], what: str) -> None:
     """Backward from every output of ``result`` that requires grad (an op may have several),
-    each weighted by ``weights(output)``."""
+    each weighted by ``weights(output)``; the weights must come out unchanged."""
     outputs = [out for out in _flatten(result) if isinstance(out, Tensor) and out.requires_grad]
-    autograd_backward(outputs, [weights(out) for out in outputs])
+    gradients = [weights(out) for out in outputs]
+    before = [g._host().copy() for g in gradients]
+    autograd_backward(outputs, gradients)
+    _check_unwritten(gradients, before, what)
+
+
+def _check_unwritten(gradients: Sequence[Tensor], before: Sequence[Any], what: str) -> None:
+    """Fail if backward changed the output gradients it was given (``before``: their values).
+
+    Rules receive them as ``g``: a rule writing into ``g`` in place changes the
+    caller's tensor, or, where ``g`` is shared, another input's gradient. Where it
+    is read-only (a sum's gradient), the write fails in real use.
+    """
+    for position, (g, kept) in enumerate(zip(gradients, before)):
+        assert _equal_hosts(g.detach()._host(), kept), (
+            f"{what}: the gradient of output {position} changed during backward: a backward "
+            "rule wrote into it. A backward rule must not write into its gradient argument g; "
+            "compute a new array instead (return g * 2, not g *= 2; return g)"
+        )
 
 
 def _weights(out: Tensor) -> Tensor:

@@ -895,6 +895,36 @@ def test_an_op_with_several_outputs_must_return_arrays(plugin, registered, on_nu
             plugrad.ops.single_op(x)
 
 
+def _doubles_g_in_place(xp, g, ans, x):
+    g *= 2  # the bug: g may be read-only, or shared with another gradient
+    return g
+
+
+@pytest.mark.parametrize("checks", [False, True], ids=["plain", "checking mode"])
+def test_a_rule_writing_into_a_read_only_gradient_is_named(
+    plugin, registered, backend, checks
+) -> None:
+    # The gradient of a sum is a read-only broadcast: NumPy's "output array is read-only"
+    # (PyTorch's "more than one element of the written-to tensor ...") named no op.
+    from plugrad.opdef import op
+
+    registered(plugin(ops=[op("writes_g_op", lambda xp, x, /: 2 * x, vjp=_doubles_g_in_place)]),
+               "culprit")  # fmt: skip
+    x = plugrad.tensor([0.5, 1.5], requires_grad=True)
+    loss = plugrad.ops.writes_g_op(x).sum()
+    with plugrad.plugins.checking(checks):
+        if backend.backend.name in ("jax", "dask"):  # immutable arrays: g *= 2 makes a new one
+            loss.backward()
+            assert x.grad.tolist() == [2.0, 2.0]
+            return
+        with pytest.raises(PluginOutputError) as info:
+            loss.backward()
+    text = str(info.value)
+    assert text.startswith("plugin 'culprit', op 'writes_g_op': the backward rule for input 'x'")
+    assert "a backward rule must not write into its gradient argument" in text
+    assert x.grad is None
+
+
 INTEGRAL_KERNELS = [
     ("one input", lambda xp, x, /: xp.astype(x * 3, xp.int64), (lambda xp, g, ans, x: 3 * g,)),
     ("bool", lambda xp, x, /: x > 1, (lambda xp, g, ans, x: g,)),

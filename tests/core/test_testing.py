@@ -317,3 +317,39 @@ def test_the_harness_checks_complex_inputs_as_complex() -> None:
             harness.test_backward_matches_finite_differences(wrong, "numpy")
     finally:
         plugrad.plugins.unregister(name)
+
+
+def _doubles_g_in_place(xp, g, ans, x):
+    g *= 2  # writes into the caller's gradient (or fails where it is read-only)
+    return g
+
+
+class WritesIntoG:
+    @hookimpl
+    def plugrad_ops(self):
+        return [op("testing_writes_g", lambda xp, x, /: 2 * x, vjp=_doubles_g_in_place)]
+
+
+def test_the_harness_catches_a_rule_that_writes_into_its_gradient() -> None:
+    # Its gradients are right, so every check passed (but the double backward's, with an
+    # in-place error about gradgradcheck's leaves); in use it failed with a read-only
+    # ValueError, or changed another gradient.
+    name = plugrad.plugins.register(WritesIntoG(), name="testing_writes_g")
+    try:
+        case = OpCase("testing_writes_g", reference=lambda x: 2 * x, shapes=[(3,)])
+        first_order = OpCase(
+            "testing_writes_g", reference=lambda x: 2 * x, shapes=[(3,)], no_double="skip it"
+        )
+        harness = OpTests()
+        message = "a backward rule wrote into it. A backward rule must not write into its gradient"
+        checks = [
+            lambda: harness.test_backward_matches_finite_differences(case, "numpy"),
+            lambda: harness.test_double_backward_matches_finite_differences(case, "numpy"),
+            lambda: harness.test_float32_gradients_stay_float32(case, "numpy"),
+            lambda: harness.test_gradients_match_numpy(first_order, "array_api_strict"),
+        ]
+        for check in checks:
+            with pytest.raises(AssertionError, match=message):
+                check()
+    finally:
+        plugrad.plugins.unregister(name)
