@@ -53,6 +53,13 @@ class PluginInfo:
         or not they won.
     methods : tuple of str
         The Tensor methods its ops became.
+    aliases : tuple of (str, str)
+        The further names of its ops' functions, as ``(alias, op)`` pairs
+        (``("dot", "matmul")``: ``plugrad.dot``, or ``plugrad.ops.<alias>`` for
+        a third-party plugin's op).
+    plan_passes : tuple of str
+        The dotted names of the plan passes it registered
+        (``plugrad_plan_passes``), in the order they run.
     """
 
     name: str
@@ -64,6 +71,8 @@ class PluginInfo:
     ops: tuple[str, ...] = ()
     kernels: tuple[KernelSource, ...] = ()
     methods: tuple[str, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+    plan_passes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,8 @@ def list_plugins() -> tuple[PluginInfo, ...]:
     >>> products = info["plugrad.plugins.matrix_products"]
     >>> "matmul" in products.ops, products.distribution, products.builtin
     (True, 'plugrad', True)
+    >>> ("dot", "matmul") in products.aliases
+    True
     """
     state = _registry._state
     assert state.manager is not None, "plugrad has not finished loading"
@@ -120,6 +131,7 @@ def list_plugins() -> tuple[PluginInfo, ...]:
             continue
         dist, version = state.distributions.get(name, (None, None))
         ops = tuple(op for op, owner in state.op_owners.items() if owner == name)
+        owned = set(ops)
         plugins.append(
             PluginInfo(
                 name,
@@ -132,6 +144,10 @@ def list_plugins() -> tuple[PluginInfo, ...]:
                     s for sources in state.overrides.values() for s in sources if s.plugin == name
                 ),
                 methods=tuple(methods[op] for op in ops if op in methods),
+                aliases=tuple((alias, op) for alias, op in state.aliases.items() if op in owned),
+                plan_passes=tuple(
+                    _dotted_name(rewrite) for owner, rewrite in state.plan_passes if owner == name
+                ),
             )
         )
     for name, reason in state.failures.items():
@@ -139,6 +155,12 @@ def list_plugins() -> tuple[PluginInfo, ...]:
             dist, version = state.distributions.get(name, (None, None))
             plugins.append(PluginInfo(name, dist, version, False, failure=reason))
     return tuple(plugins)
+
+
+def _dotted_name(function: Callable[..., Any]) -> str:
+    """``"package.module.function"``: where a plan pass is defined."""
+    module = getattr(function, "__module__", None) or "?"
+    return f"{module}.{getattr(function, '__qualname__', type(function).__qualname__)}"
 
 
 def _method_ops() -> dict[str, str]:

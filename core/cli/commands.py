@@ -2,7 +2,8 @@
 
 ``plugrad info`` prints what this installation has loaded: the version, the
 backends (available or why not, and their devices), the plugins (distribution,
-version, what each contributes), the plugins that failed and why, and with
+version, what each contributes: backends, ops, kernels, Tensor methods, further
+names of its ops' functions, plan passes), the plugins that failed and why, and with
 ``--ops`` which kernel serves each op on each available backend. ``--json``
 prints the same as one JSON object for tools.
 
@@ -133,6 +134,8 @@ def info_report(ops: bool = False) -> dict[str, Any]:
                     for k in plugin.kernels
                 ],
                 "methods": list(plugin.methods),
+                "aliases": dict(plugin.aliases),
+                "plan_passes": list(plugin.plan_passes),
             }
         )
     if ops:
@@ -254,6 +257,14 @@ def format_report(report: dict[str, Any]) -> str:
             parts.append(f"kernels: {', '.join(kernels)}")
         if p["methods"]:
             parts.append(f"Tensor methods: {', '.join(p['methods'])}")
+        if p.get("aliases"):
+            by_op: dict[str, list[str]] = {}
+            for alias, op in p["aliases"].items():
+                by_op.setdefault(op, []).append(alias)
+            named = (f"{op} as {', '.join(aliases)}" for op, aliases in by_op.items())
+            parts.append(f"aliases: {'; '.join(named)}")
+        if p.get("plan_passes"):
+            parts.append(f"plan passes: {', '.join(p['plan_passes'])}")
         for part in parts or ["contributes nothing"]:
             lines += textwrap.wrap(part, WIDTH, initial_indent="    ", subsequent_indent="      ")
     lines += ["", "Failed plugins:"]

@@ -60,6 +60,37 @@ def test_text(capsys, loaded) -> None:
     assert "Kernels" not in text
 
 
+def _unchanged_plan(plan):
+    return plan
+
+
+def test_aliases_and_plan_passes_are_listed(capsys, plugin, registered) -> None:
+    # What a plugin contributes beside ops and kernels was missing from the listing.
+    from plugrad.opdef import op
+
+    halved = op("halved_cli", lambda xp, x, /: x / 2, aliases=("half_cli", "by_two_cli"))
+    registered(plugin(ops=[halved.vjp(lambda xp, g, ans, x: g / 2)]), "aliases_cli")
+    passes = types.SimpleNamespace(plugrad_plan_passes=hookimpl(lambda: [_unchanged_plan]))
+    registered(passes, "passes_cli")
+    text = run(capsys, "info")
+    assert "  aliases_cli  (unknown distribution)\n    ops: halved_cli\n" in text
+    assert "    aliases: halved_cli as half_cli, by_two_cli\n" in text
+    assert (
+        f"  passes_cli  (unknown distribution)\n    plan passes: {__name__}._unchanged_plan" in text
+    )
+    assert "    aliases: matmul as mm, bmm, dot, " in text  # plugrad's own, in the same form
+    plugins = {p["name"]: p for p in json.loads(run(capsys, "info", "--json"))["plugins"]}
+    assert plugins["aliases_cli"]["aliases"] == {
+        "half_cli": "halved_cli",
+        "by_two_cli": "halved_cli",
+    }
+    assert plugins["aliases_cli"]["plan_passes"] == []
+    assert plugins["passes_cli"]["plan_passes"] == [f"{__name__}._unchanged_plan"]
+    assert plugins["passes_cli"]["aliases"] == {}
+    (info,) = [p for p in plugrad.plugins.list_plugins() if p.name == "aliases_cli"]
+    assert info.aliases == (("half_cli", "halved_cli"), ("by_two_cli", "halved_cli"))
+
+
 def test_text_ops_table(capsys, loaded) -> None:
     text = run(capsys, "info", "--ops")
     assert max(len(line) for line in text.splitlines()) <= commands.WIDTH
