@@ -218,9 +218,12 @@ def gammainc(input: Tensor, other: Tensor | float) -> Tensor:
     gamma variable of shape ``a`` and rate 1 is below ``x``. Special values are
     PyTorch's (NaN for a negative argument or ``a = x = 0``; 1 where ``x`` is
     infinite or ``a = 0``). Differentiable in ``x`` and, unlike PyTorch's, in
-    ``a`` too. Computed by its power series or Legendre's continued fraction, in
-    float64 where the device has it; a :class:`~plugrad.errors.ConvergenceError`
-    says when they did not converge (which needs a shape of order 10**9).
+    ``a`` too. Computed in float64 where the device has it: below shape 1000 by its
+    power series or Legendre's continued fraction (about ``sqrt(a)`` terms), from there
+    on by Temme's uniform asymptotic expansion (a fixed number of terms, however large
+    ``a``). Against mpmath the smaller of ``P`` and ``Q`` is within 1e-14 relative from
+    ``a = 1e3`` to ``1e15`` (``|x - a|`` up to ``50 sqrt(a)``, down to 1e-307; further
+    out it is 0) and within 1e-13 below ``a = 1e3``.
 
     Examples
     --------
