@@ -203,7 +203,7 @@ class _RegularizedGamma(Function):
         if ctx.needs_input_grad[1]:
             positive = x > 0
             safe = _ops.where(positive, x, 1.0)
-            density = _ops.exp((a - 1) * _ops.log(safe) - safe - gammaln(a))
+            density = _ops.exp(_incomplete_gamma.log_density(a, safe))
             # At x = 0 the density is 0 for a > 1, 1 for a = 1 and inf below (PyTorch's).
             at_zero = _ops.where(a > 1, 0.0, _ops.where(a == 1, 1.0, math.inf))
             grad_x = grad * (sign * _ops.where(positive, density, at_zero))

@@ -563,3 +563,23 @@ def test_incomplete_gamma_of_a_huge_shape_is_accurate() -> None:
     assert single.dtype == plugrad.float32
     # (float32 holds 999999995904 and 1000003010560: P is 0.998713634 there, by mpmath)
     assert single.item() == pytest.approx(0.9987136342509016, rel=1e-7)
+
+
+def test_incomplete_gamma_gradients_at_a_large_shape() -> None:
+    # (a, x, dP/da, density(x)) from mpmath. The density was exp((a-1) log x - x - lgamma(a)),
+    # which lost |a log x| ulps: 1e-3 off at a = 1e12.
+    values = [
+        (2e3, 2067.0820393249937, -0.002919481136420705, 0.002871609089364931),
+        (1e4, 8000.0, -1.3718345731102477e-103, 1.5369161904755414e-103),
+        (1e12, 999998000000.0, -5.3990876528152376e-08, 5.3990930519109893e-08),
+        (1e12, 1000030000000.0, -1.486946207027117e-202, 1.4869239033913536e-202),
+    ]
+    shape, point, slope, density = zip(*values)
+    a = plugrad.tensor(shape, dtype=F64, requires_grad=True)
+    x = plugrad.tensor(point, dtype=F64, requires_grad=True)
+    plugrad.special.gammainc(a, x).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), slope, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), density, rtol=1e-12)
+    upper = plugrad.tensor(shape, dtype=F64, requires_grad=True)
+    plugrad.special.gammaincc(upper, x.detach()).sum().backward()
+    np.testing.assert_allclose(upper.grad.numpy(), -np.array(slope), rtol=1e-12)
