@@ -124,7 +124,9 @@ def list_plugins() -> tuple[PluginInfo, ...]:
     state = _registry._state
     assert state.manager is not None, "plugrad has not finished loading"
     builtin = set(_registry.builtin_plugin_names())
-    methods = {op: method for method, op in _method_ops().items()}
+    methods: dict[str, list[str]] = {}  # op -> every method it became (add, add_, __add__...)
+    for method, op in _method_ops().items():
+        methods.setdefault(op, []).append(method)
     plugins = []
     for name, plugin in state.manager.list_name_plugin():
         if plugin is None:
@@ -143,7 +145,7 @@ def list_plugins() -> tuple[PluginInfo, ...]:
                 kernels=tuple(
                     s for sources in state.overrides.values() for s in sources if s.plugin == name
                 ),
-                methods=tuple(methods[op] for op in ops if op in methods),
+                methods=tuple(method for op in ops for method in methods.get(op, ())),
                 aliases=tuple((alias, op) for alias, op in state.aliases.items() if op in owned),
                 plan_passes=tuple(
                     _dotted_name(rewrite) for owner, rewrite in state.plan_passes if owner == name

@@ -82,6 +82,9 @@ def test_builtin_plugins_are_listed_in_order_with_their_contributions() -> None:
     assert all(p.builtin and p.distribution == "plugrad" for p in plugins if p.builtin)
     assert all(p.version == plugrad.__version__ for p in plugins if p.builtin)
     assert sorted(op for p in plugins for op in p.ops) == sorted(registry.op_names())
+    # Every method an op became, not one of them (it listed add_ for add, sub and sub_).
+    methods = listed["plugrad.plugins.elementwise"].methods
+    assert {"add", "add_", "sub", "subtract", "sub_", "exp", "exp_"} <= set(methods)
 
 
 def test_a_runtime_plugin_from_an_installed_distribution_is_attributed_to_it(registered) -> None:
