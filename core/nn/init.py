@@ -289,10 +289,10 @@ def trunc_normal_(
 
     ``a`` and ``b`` bound the values themselves (not in units of ``std``), as
     in PyTorch. Each sample is the normal quantile of a uniform draw between the
-    bounds' probabilities (computed in float64), so a narrow interval or one in a
-    tail is filled as readily as a wide one. An interval lying entirely beyond about 7
-    standard deviations from the mean, where float64 probabilities run out of
-    digits, is refused.
+    bounds' probabilities (computed in float64, on the host for a device without
+    it), so a narrow interval or one in a tail is filled as readily as a wide one.
+    An interval lying entirely beyond about 7 standard deviations from the mean,
+    where float64 probabilities run out of digits, is refused.
 
     Examples
     --------
@@ -328,12 +328,22 @@ def trunc_normal_(
             f"from the mean {mean}, beyond what float64 probabilities resolve; move the bounds "
             "toward the mean or shift and scale the values yourself"
         )
-    widest = float64 if float64 in tensor.device.dtypes else float32
+    has_float64 = float64 in tensor.device.dtypes
     with no_grad():
-        uniform = rand(*tensor.shape, dtype=widest, device=tensor.device, generator=generator)
+        uniform = rand(
+            *tensor.shape,
+            dtype=float64 if has_float64 else float32,
+            device=tensor.device,
+            generator=generator,
+        )
+        if not has_float64:
+            # In float32, 2p - 1 rounds to -1 for p below 3e-8: an interval 5 standard
+            # deviations out came out all on its bound. The quantiles are computed on the host.
+            uniform = _ops.astype(uniform.cpu(), float64)
         quantile = _ops.erfinv(2.0 * (below + uniform * (above - below)) - 1.0) * math.sqrt(2.0)
         values = (-quantile if mirrored else quantile) * std + mean
-        return _fill(tensor, _ops.astype(_ops.clip(values, a, b), tensor.dtype))
+        values = _ops.astype(_ops.clip(values, a, b), tensor.dtype)
+        return _fill(tensor, values if has_float64 else values.to(tensor.device))
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:

@@ -55,6 +55,30 @@ def test_trunc_normal_fills_narrow_and_tail_intervals(a: float, b: float) -> Non
     assert abs((cdf(median) - cdf(a)) / mass - 0.5) < 0.01
 
 
+@pytest.mark.parametrize(("a", "b"), [(5.0, 6.0), (-7.0, -6.0), (6.0, 7.0)])
+def test_trunc_normal_fills_a_tail_on_a_device_without_float64(monkeypatch, a, b) -> None:
+    # JAX without its 64-bit types drew in float32, where 2p - 1 rounds to -1 this far
+    # out: [6, 7] came out all 7.0, [5, 6] in 11 distinct values. (The suite turns JAX's
+    # 64-bit types on: the device is narrowed here as JAX's own setting narrows it.)
+    pytest.importorskip("jax")
+    device = plugrad.registry.resolve_device("jax")
+    narrowed = {d: n for d, n in device._dtype_to_native.items() if d != plugrad.float64}
+    monkeypatch.setattr(device, "_dtype_to_native", narrowed)
+    assert plugrad.float64 not in device.dtypes
+    w = init.trunc_normal_(plugrad.empty(40_000, device=device), a=a, b=b)
+    assert w.dtype == plugrad.float32 and w.device == device
+    values = np.asarray(w.cpu().numpy(), dtype=np.float64)
+    phi = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    cdf = lambda z: 0.5 * math.erfc(-z / math.sqrt(2))
+    mass = cdf(b) - cdf(a)
+    mean = (phi(a) - phi(b)) / mass
+    variance = 1 + (a * phi(a) - b * phi(b)) / mass - mean**2
+    assert values.min() >= a and values.max() <= b
+    assert len(np.unique(values)) > 10_000
+    assert abs(values.mean() - mean) < 0.01 * (b - a)
+    assert abs(values.var() - variance) < 0.05 * variance
+
+
 @pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4), (2, 3, 2), (6, 2, 2)])
 def test_orthogonal_gives_orthonormal_rows_or_columns(shape: tuple[int, ...]) -> None:
     q = init.orthogonal_(plugrad.empty(shape, dtype=plugrad.float64), gain=2.0).numpy()
