@@ -37,6 +37,9 @@ class WarningsOff:
 
     __slots__ = ("_token",)
     _token: Any  # the context variable's token, or the np.errstate entered
+    #: NumPy's context variable and its value with the warnings off, set and reset
+    #: directly by the engine where a with statement costs too much (or None).
+    context_variable = _STATE
 
     def __enter__(self) -> None:
         if _STATE is None:

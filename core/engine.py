@@ -17,7 +17,6 @@ they are Tensors and the backward rules are recorded like any other ops.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import weakref
 from collections.abc import Sequence
@@ -142,8 +141,6 @@ def queue_failure_callback(callback: Any) -> None:
 #: Held while gradients are added into ``.grad``: concurrent backward passes into
 #: shared leaves then add up exactly (one acquisition per pass).
 _accumulation_lock = threading.Lock()
-#: Entered where no started backend warns of floating-point exceptions.
-_NO_CONTEXT = contextlib.nullcontext()
 
 
 def backward(
@@ -194,14 +191,18 @@ def backward(
     queued: list[Any] = []
     on_failure: list[Any] = []
     _pass.queued, _pass.on_failure = queued, on_failure
-    warnings_off = _floating_point_warnings.warnings_off
+    # PyTorch's inf and nan, without NumPy's warnings (an "error" filter raises them).
+    switches = _floating_point_warnings.switches
+    quiet = None if switches is None else switches[0]()
     try:
-        # (PyTorch's inf and nan without NumPy's warnings, which an "error" filter raises)
-        with _NO_CONTEXT if warnings_off is None else warnings_off():
+        try:
             result = _run(
                 roots, create_graph if retain_graph is None else retain_graph, create_graph, targets
             )
             _commit(result, create_graph, targets, {id(grad) for _, grad in roots})
+        finally:
+            if switches is not None:
+                switches[1](quiet)
         for callback in queued:
             callback()
     except Exception:
@@ -247,13 +248,15 @@ def grad(
     targets = _Targets(inputs, "grad()", input_hooks, ends)
     previous = _state.enabled
     _state.enabled = create_graph  # as in backward()
-    warnings_off = _floating_point_warnings.warnings_off
+    switches = _floating_point_warnings.switches  # as in backward()
+    quiet = None if switches is None else switches[0]()
     try:
-        with _NO_CONTEXT if warnings_off is None else warnings_off():  # as in backward()
-            return _grads_of_inputs(
-                inputs, roots, targets, retain_graph, create_graph, allow_unused, materialize_grads
-            )
+        return _grads_of_inputs(
+            inputs, roots, targets, retain_graph, create_graph, allow_unused, materialize_grads
+        )
     finally:
+        if switches is not None:
+            switches[1](quiet)
         _state.enabled = previous
 
 

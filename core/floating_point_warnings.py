@@ -14,29 +14,58 @@ op's warning is otherwise NumPy's own (shown once, as NumPy shows it).
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-__all__ = ["again_without_warnings", "note_backend", "warnings_off"]
+__all__ = ["again_without_warnings", "note_backend", "switches", "warnings_off"]
 
 #: The context managers' types -> the factory making them, one per kind (NumPy's state
 #: serves NumPy and array-api-strict alike).
 _factories: dict[type, Callable[[], Any]] = {}
-#: What a backward pass or a replay enters: None while no backend started so far warns.
+#: The context of every started backend that warns: None while none does.
 warnings_off: Callable[[], AbstractContextManager[Any]] | None = None
+#: What a backward pass calls to turn the warnings off (its result is handed to the
+#: second) and on again: None while no started backend warns.
+switches: tuple[Callable[[], Any], Callable[[Any], Any]] | None = None
 
 
 def note_backend(backend: Any) -> None:
     """Take note of a backend being started: its warnings go off where plugrad's do."""
-    global warnings_off
+    global warnings_off, switches
     context = backend.floating_point_warnings_off()
     if context is None or type(context) in _factories:
         return
     _factories[type(context)] = backend.floating_point_warnings_off
     factories = tuple(_factories.values())
     warnings_off = factories[0] if len(factories) == 1 else _all_off(factories)
+    switches = _switches(warnings_off)
+
+
+def _switches(factory: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[[Any], Any]]:
+    """``factory``'s contexts as two calls, entering and leaving one.
+
+    A context naming a context variable and its value with the warnings off
+    (``context_variable``, NumPy's) is switched by setting and resetting it:
+    two calls into C, where a ``with`` statement costs a backward pass of a small
+    model half a microsecond.
+    """
+    switch = getattr(factory(), "context_variable", None)
+    if switch is not None:
+        variable, value = switch
+        return functools.partial(variable.set, value), variable.reset
+
+    def enter() -> Any:
+        context = factory()
+        context.__enter__()
+        return context
+
+    def leave(context: Any) -> None:
+        context.__exit__(None, None, None)
+
+    return enter, leave
 
 
 def _all_off(factories: tuple[Callable[[], Any], ...]) -> Callable[[], Any]:
