@@ -207,10 +207,11 @@ class Backend:
         word; NumPy warns, and a warnings filter set to ``"error"`` (pytest's
         ``filterwarnings = ["error"]``) turns each warning into an exception in the
         middle of a valid program. plugrad enters this context for each backward
-        pass and each compiled replay, and computes a forward op again inside it
-        where such a warning was raised as an error. Entered once per pass, it
-        should be cheap (a fraction of a microsecond), and it is not entered twice
-        at once in one thread.
+        pass, and computes a forward op again inside it where such a warning was
+        raised as an error. Entered once per pass, it should be cheap (a fraction
+        of a microsecond); a context with a ``context_variable`` attribute, a
+        ``(ContextVar, value)`` pair, is entered by setting that variable to that
+        value (NumPy's is).
         """
         return None
 
