@@ -103,11 +103,15 @@ def _spread_index(
 ) -> Tensor:
     """``index`` (1-d, along ``dim``) broadcast to the shape ``like``, for scatter."""
     _tensor(function, index, "index")
-    if index.ndim > 1 or index.dtype.kind not in ("signed integer", "unsigned integer"):
-        raise ShapeError(
-            f"{function}(): index must be a 1-d tensor of integers, got shape {index.shape} "
-            f"and {index.dtype}"
+    if index.dtype.kind not in ("signed integer", "unsigned integer"):
+        raise DtypeError(
+            f"{function}(): index must be a tensor of integers (positions along dim {dim}), "
+            f"got {index.dtype}; for a mask, pass its positions, mask.nonzero(as_tuple=True)[0]"
+            if index.dtype.kind == "bool"
+            else f"{function}(): index must be a tensor of integers, got {index.dtype}"
         )
+    if index.ndim > 1:
+        raise ShapeError(f"{function}(): index must be a 1-d tensor, got shape {index.shape}")
     wide = _ops.astype(index, x.device.default_int_dtype)  # int32 on JAX without x64
     if x.ndim == 0:  # one element, at dim 0 (or -1) as PyTorch takes a 0-d tensor's
         if index.numel() != 1:
@@ -381,9 +385,13 @@ def _index_put_(
 def _flat_positions(function: str, shape: tuple[int, ...], key: tuple[Tensor, ...]) -> Tensor:
     """The flat positions of ``x[key]`` for a tuple of integer index tensors (one per leading
     axis), broadcast together; negative indices count from the end, as in indexing."""
-    if len(key) > len(shape) or not all(
-        i.dtype.kind in ("signed integer", "unsigned integer") for i in key
-    ):
+    if not all(i.dtype.kind in ("signed integer", "unsigned integer") for i in key):
+        raise DtypeError(
+            f"{function}(): indices must be integer tensors (positions), got "
+            f"{[i.dtype.name for i in key]}; for a mask, pass its positions, "
+            "mask.nonzero(as_tuple=True)"
+        )
+    if len(key) > len(shape):
         raise ShapeError(
             f"{function}(): indices must be at most {len(shape)} integer tensors, one per "
             f"leading axis of the input {shape}, got {[(i.dtype.name, i.shape) for i in key]}"

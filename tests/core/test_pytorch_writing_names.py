@@ -60,8 +60,10 @@ def test_index_put_refuses_bad_indices():
         plugrad.zeros(3).index_put(plugrad.tensor([1]), plugrad.tensor(1.0))
     with pytest.raises(IndexOutOfRangeError, match="length 3"):
         plugrad.zeros(3).index_put((plugrad.tensor([5]),), plugrad.tensor(1.0), accumulate=True)
-    with pytest.raises(ShapeError, match="integer tensors"):
+    with pytest.raises(DtypeError, match="integer tensors"):
         plugrad.zeros(3).index_put((plugrad.tensor([0.5]),), plugrad.tensor(1.0), accumulate=True)
+    with pytest.raises(DtypeError, match="for a mask"):  # (a ShapeError, as if of a shape)
+        plugrad.zeros(3).put_(plugrad.tensor([True, False, True]), plugrad.ones(2))
     # In place too (it truncated 1.5 and 2.7 into the int64 tensor), as PyTorch refuses.
     for accumulate in (False, True):
         x = plugrad.zeros(3, dtype=plugrad.int64)
