@@ -156,6 +156,15 @@ def _dist(xp: Any, x: Any, other: Any, p: Any = 2) -> Any:
     return xp.linalg.vector_norm(x - other, ord=p)
 
 
+#: PyTorch's choices of how cdist computes p = 2 distances, all taken.
+_CDIST_COMPUTE_MODES = (
+    None,
+    "use_mm_for_euclid_dist_if_necessary",
+    "use_mm_for_euclid_dist",
+    "donot_use_mm_for_euclid_dist",
+)
+
+
 def _cdist(xp: Any, x1: Any, x2: Any, p: Any = 2.0, compute_mode: Any = None) -> Any:
     """PyTorch's ``cdist(x1, x2, p=2)``: the ``p``-norm distance of every row pair.
 
@@ -171,6 +180,11 @@ def _cdist(xp: Any, x1: Any, x2: Any, p: Any = 2.0, compute_mode: Any = None) ->
         )
     if p < 0:
         raise ArgumentError(f"cdist() takes p >= 0, got {p}")
+    if compute_mode not in _CDIST_COMPUTE_MODES:  # (each computes as above: none is faster)
+        raise ArgumentError(
+            f"cdist(): compute_mode={compute_mode!r} is not one of "
+            f"{', '.join(map(repr, _CDIST_COMPUTE_MODES))}"
+        )
     differences = xp.expand_dims(x1, axis=-2) - xp.expand_dims(x2, axis=-3)
     return xp.linalg.vector_norm(differences, ord=p, axis=-1)
 
@@ -288,6 +302,10 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
             raise ArgumentError("tensordot() got both axes= and PyTorch's dims=; pass only one")
         axes = dims
     _check_tensordot_axes(axes, x1, x2)
+    if not isinstance(axes, int):
+        # Two lists, as the standard wants them (NumPy also reads a pair of ints, PyTorch's
+        # tensordot refuses one): one reading on every backend.
+        axes = tuple(tuple(_tensordot_axes(axes, x1.ndim, x2.ndim)[i]) for i in (0, 1))
     return _in_result_type(xp, xp.tensordot(x1, x2, axes=axes), x1, x2)
 
 

@@ -417,6 +417,29 @@ def test_tensordot_refuses_axes_numpy_would_read_otherwise(dims, error):
         plugrad.tensordot(plugrad.ones((2, 1)), plugrad.ones((3, 4)), dims=([1], [0]))
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "array_api_strict"])
+def test_tensordot_reads_a_pair_of_ints_alike_on_every_backend(backend):
+    # dims=(1, 0) was NumPy's "axis 1 with axis 0" on NumPy and JAX, and torch's raw
+    # TypeError on the torch backend.
+    pytest.importorskip(backend)
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 3)), rng.normal(size=(3, 4))
+    with plugrad.use_backend(backend):
+        x, y = plugrad.asarray(a), plugrad.asarray(b)
+        for dims in ((1, 0), ([1], [0]), ((-1,), (-2,)), 1):
+            np.testing.assert_allclose(
+                plugrad.tensordot(x, y, dims=dims).cpu().numpy(), a @ b, rtol=1e-6
+            )
+
+
+def test_cdist_refuses_a_compute_mode_pytorch_does_not_have():
+    x = plugrad.ones((3, 2))
+    with pytest.raises(ArgumentError, match="compute_mode='foo'"):
+        plugrad.cdist(x, x, compute_mode="foo")
+    for mode in ("use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+        assert plugrad.cdist(x, x, compute_mode=mode).tolist() == [[0.0] * 3] * 3
+
+
 def test_roll_with_no_dims_rolls_the_flattened_tensor_as_pytorchs():
     # x.roll(1, dims=[]) left x as it was (NumPy rolls along no axis).
     for lib in (plugrad, torch):
