@@ -207,8 +207,9 @@ class Backend:
         word; NumPy warns, and a warnings filter set to ``"error"`` (pytest's
         ``filterwarnings = ["error"]``) turns each warning into an exception in the
         middle of a valid program. plugrad enters this context for each backward
-        pass, and computes a forward op again inside it where such a warning was
-        raised as an error. Entered once per pass, it should be cheap (a fraction
+        pass and for the steps of a compiled replay that change state, and computes
+        a forward op (or a replay that changed nothing yet) again inside it where
+        such a warning was raised as an error. Entered once per pass, it should be cheap (a fraction
         of a microsecond); a context with a ``context_variable`` attribute, a
         ``(ContextVar, value)`` pair, is entered by setting that variable to that
         value (NumPy's is).

@@ -8,8 +8,9 @@ whose library warns says how to stop it
 (:meth:`~plugrad.backend.Backend.floating_point_warnings_off`); plugrad turns
 the warnings off for each backward pass, and computes a forward op again with
 them off where one was raised as an error. A forward op's warning is otherwise
-NumPy's own (shown once, as NumPy shows it). A compiled replay keeps them: turning
-them off costs a small replay a twentieth of its time.
+NumPy's own (shown once, as NumPy shows it). A compiled replay that raised one
+before it changed anything is made again with them off, and the steps after its
+first change run with them off (see ``plugrad.compiler.codegen``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-__all__ = ["again_without_warnings", "note_backend", "switches", "warnings_off"]
+__all__ = ["again_quietly", "again_without_warnings", "note_backend", "switches", "warnings_off"]
 
 #: The context managers' types -> the factory making them, one per kind (NumPy's state
 #: serves NumPy and array-api-strict alike).
@@ -96,3 +97,13 @@ def again_without_warnings(
     with context, warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return function(*args, **kwargs)
+
+
+def again_quietly(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with every started backend's warnings off: a compiled replay
+    made again, whose first call raised a warning as an error before it changed anything."""
+    factory = warnings_off
+    assert factory is not None, "a replay is made again only where a backend warns"
+    with factory(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return function(*args)

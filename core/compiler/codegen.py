@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
+from .. import floating_point_warnings as _floating_point_warnings
 from ..errors import CompileError
 from ..grad_mode import _state as _grad_state
 from ..tensor import Tensor, _wrap
@@ -322,12 +323,14 @@ def _inline_single_uses(
     moved: dict[int, int],
     uses: dict[str, int] | None = None,
     reads: list[list[str]] | None = None,
+    stop_at: int | None = None,
 ) -> list[str]:
     """Lines where a value that only the next statement reads is computed inside it.
 
     ``b = f(a); c = g(b); del b`` becomes ``c = g(f(a))``: the same calls in the
     same order, one statement and one name fewer (the temporary is freed as the
-    call returns), so the source compiles faster and the replay stores less.
+    call returns), so the source compiles faster and the replay stores less. Nothing
+    moves into the line of step ``stop_at`` (the first effect: see :func:`source_of`).
     """
     if uses is None:
         uses = _use_counts(plan)
@@ -341,6 +344,7 @@ def _inline_single_uses(
         if (
             step.kind not in _EXPRESSION_KINDS
             or step.effect
+            or index + 1 == stop_at
             or name is None
             or name in kept
             or uses.get(name, 0) != 1
@@ -387,12 +391,22 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
     lines, output, inlined, moved = _inline_wraps(
         plan, [render(step, literal) for step in plan.steps], uses, reads
     )
-    lines = _inline_single_uses(plan, lines, inlined, moved, uses, reads)
     at = yield_index(plan)
+    # NumPy's floating-point warnings, which an "error" filter raises (see below).
+    switches = _floating_point_warnings.switches
+    first_effect = None if switches is None or at is not None else _first_effect(plan)
+    lines = _inline_single_uses(plan, lines, inlined, moved, uses, reads, first_effect)
+    if first_effect is not None:
+        lines[first_effect] = _EFFECTS_START + lines[first_effect]
     saved = saved_across_yield(plan)
-    body = _merged_grad_stores(
-        [line for line in _with_releases(plan, lines, inlined, moved, reads, saved) if line]
-    )
+    released = [line for line in _with_releases(plan, lines, inlined, moved, reads, saved) if line]
+    split = next((i for i, line in enumerate(released) if line[0] == _EFFECTS_START), None)
+    if split is not None:
+        released[split] = released[split][1:]
+        body = _merged_grad_stores(released[:split])
+        effects = _merged_grad_stores(released[split:])
+    else:
+        body, effects = _merged_grad_stores(released), []
     lines = [f"def {name}(L, F):"]
     if plan.guards:
         guard = ["    if not (", *(f"        {g} and" for g in plan.guards[:-1])]
@@ -402,11 +416,28 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
             guard = ["    try:", *("    " + line for line in guard)]
             guard += ["    except AttributeError:", "        return MISS"]
         lines += guard
-    if at is None:
+    if at is not None:
+        lines += _resumable(plan, body, at, output, switches)
+    elif switches is None:
         lines += ["    " + line for line in body]
         lines.append(f"    return {output}")
     else:
-        lines += _resumable(plan, body, at, output)
+        # A warning raised before the first effect (a write into a tensor, a .grad, a
+        # random draw) changed nothing: the call is made again with the warnings off.
+        # After it, a replay cannot start again: the effects run with them off, which
+        # costs two calls, paid only where they compute.
+        computing = any(
+            _computes(step) for index, step in enumerate(plan.steps)
+            if first_effect is not None and moved.get(index, index) >= first_effect
+        )  # fmt: skip
+        ending = [*effects, f"return {output}"]
+        if body:
+            lines += ["    try:", *("        " + line for line in body)]
+            if not effects:
+                lines.append(f"        return {output}")
+                ending = []
+            lines += ["    except RuntimeWarning:", f"        return _again_quietly({name}, L, F)"]
+        lines += _warnings_off(ending) if computing else ["    " + line for line in ending]
     scope: dict[str, Any] = {
         "MISS": MISS,
         "_wrap": _wrap,
@@ -421,19 +452,69 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         "_grad_state": _grad_state,
         "_checking": _checking,
     }
+    if switches is not None:
+        scope["_warnings_off"], scope["_warnings_on"] = switches
+        scope["_again_quietly"] = _floating_point_warnings.again_quietly
     scope.update(plan.namespaces)
     scope.update(constants)
     return "\n".join(lines) + "\n", scope
 
 
-def _resumable(plan: Plan, body: list[str], at: int, output: str) -> list[str]:
+#: Marks the line of the first effect until the lines are split there.
+_EFFECTS_START = "\x00"
+
+
+def _first_effect(plan: Plan) -> int | None:
+    """The position of the first step that changes something outside the replay's own
+    arrays (a write, a .grad, a random draw, a call into stateful code), if any: not
+    ``x.grad = None`` (``zero_grad()``), which a replay made again makes again alike."""
+    for index, step in enumerate(plan.steps):
+        if step.effect and not (
+            step.kind == "text"
+            and type(step.target) is str
+            and (step.target.startswith("if ") or step.target.endswith("._grad = None"))
+        ):
+            return index
+    return None
+
+
+#: Text steps that compute nothing: reads and writes of tensors' arrays and .grad, the
+#: Tensors made of arrays, version bumps and checks.
+_PLAIN_TEXT = re.compile(
+    r"(_wrap\(|if |yield |folded_)|.*(\._grad = |\._bump_version\(\)$|\._array( =|$))"
+)
+
+
+def _computes(step: Step) -> bool:
+    """Whether ``step`` may compute numbers (and so warn of an inf or a NaN made)."""
+    if step.kind == "text":
+        return type(step.target) is not str or _PLAIN_TEXT.match(step.target) is None
+    return step.kind not in ("getitem", "attr", "setitem")
+
+
+def _warnings_off(lines: list[str]) -> list[str]:
+    """``lines`` as the end of the function, run with the warnings off."""
+    return [
+        "    _warnings = _warnings_off()",
+        "    try:",
+        *("        " + line for line in lines),
+        "    finally:",
+        "        _warnings_on(_warnings)",
+    ]
+
+
+def _resumable(plan: Plan, body: list[str], at: int, output: str, switches: Any) -> list[str]:
     """The body of a generator: the forward, the ``yield`` of its result, then the backward
-    in a loop (each gradient it hands out deleted after, until the next pass makes it)."""
+    in a loop (each gradient it hands out deleted after, until the next pass makes it).
+    The forward runs with NumPy's warnings off where ``switches`` are given (the backward
+    runs in a backward pass, where they are off already)."""
     handed = plan.steps[at]
     before = {step.out for step in plan.steps[:at] if step.out is not None}
     start = f"{handed.out} = yield ("
     split = next(index for index, line in enumerate(body) if line.startswith(start))
     lines = ["    " + line for line in body[:split]]
+    if switches is not None and split:
+        lines = _warnings_off(body[:split])
     # Handed out from a list emptied as it goes: the suspended frame holds no name of the
     # result, whose grad_fn holds this generator (a cycle only the collector would free).
     lines.append("    _handed = [" + body[split][len(start) - 1 :] + "]")
