@@ -859,6 +859,10 @@ def _names_read(rule: Rule | None) -> frozenset[str] | None:
     """
     if rule is None:
         return frozenset()
+    if getattr(rule, "passes_arguments_on", False) and hasattr(rule, "__wrapped__"):
+        # A wrapper that reads no argument's values itself (only shapes and dtypes, which an
+        # input not saved still has): the rule it wraps says what is read.
+        return _names_read(rule.__wrapped__)
     if not isinstance(rule, types.FunctionType):
         return None
     code = rule.__code__

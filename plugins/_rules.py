@@ -302,6 +302,9 @@ def half_rule_in_float32(rule: Any) -> Any:
 
         return xp.astype(rule(xp, widened(g), widened(ans), widened(x), **params), x.dtype)
 
+    # It reads x's dtype alone (an input not saved is given as its shape and dtype): what
+    # the op saves for backward is what ``rule`` reads (see plugrad.opdef's inference).
+    computed.passes_arguments_on = True  # type: ignore[attr-defined]
     return computed
 
 
