@@ -211,9 +211,32 @@ class AccumulateGrad(Node):
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         return ()
 
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(grad_outputs)`` with the gradient arriving for the leaf, before it
+        is added into ``.grad``; it may return a tuple holding the gradient to use instead
+        (PyTorch's). It is a hook of the leaf, as ``variable.register_hook`` makes.
+        """
+        if not callable(hook):
+            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+
+        def on_the_leaf(grad: Any) -> Any:
+            result = hook((grad,))
+            if result is None:
+                return None
+            if not isinstance(result, (tuple, list)) or len(result) != 1:
+                raise TypeError(
+                    "an AccumulateGrad pre-hook returns None or a tuple of one gradient, got "
+                    f"{type(result).__name__}"
+                    + (f" of {len(result)}" if isinstance(result, (tuple, list)) else "")
+                )
+            return result[0]
+
+        handle: RemovableHandle = self.variable.register_hook(on_the_leaf)
+        return handle
+
     def _add_hook(self, hook: Callable[..., Any], before: bool) -> RemovableHandle:
         raise NotImplementedError(
             "plugrad accumulates gradients in its engine, not in an AccumulateGrad node: "
-            "register the hook on the leaf, with variable.register_post_accumulate_grad_hook() "
-            "or variable.register_hook()"
+            "a hook after the accumulation is a hook of the leaf, "
+            "variable.register_post_accumulate_grad_hook()"
         )

@@ -718,6 +718,36 @@ def test_edges_show_as_node_and_output_index_pairs() -> None:
     assert x.grad.tolist() == [2.0 * 1.0 + 2.0, 2.0 * 2.0 + 4.0]
 
 
+def test_an_accumulate_grad_pre_hook_sees_and_replaces_the_leaf_gradient() -> None:
+    # As PyTorch's: it raised NotImplementedError.
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * 3).sum()
+        accumulate = y.grad_fn.next_functions[0][0].next_functions[0][0]
+        seen = []
+        handle = accumulate.register_prehook(
+            lambda grads: (seen.append(grads[0].tolist()), (grads[0] * 10,))[1]
+        )
+        y.backward(retain_graph=True)
+        first = x.grad.tolist()
+        handle.remove()
+        x.grad = None
+        y.backward()
+        return seen, first, x.grad.tolist()
+
+    assert run(plugrad) == run(torch) == ([[3.0, 3.0]], [30.0, 30.0], [3.0, 3.0])
+    x = plugrad.tensor([1.0], requires_grad=True)
+    accumulate = (x * 2).grad_fn.next_functions[0][0]
+    with pytest.raises(TypeError, match="callable"):
+        accumulate.register_prehook(3)
+    accumulate.register_prehook(lambda grads: grads[0])  # not a tuple
+    with pytest.raises(TypeError, match="tuple of one gradient"):
+        (x * 2).sum().backward()
+    assert x.grad is None
+
+
 # -- threads -------------------------------------------------------------------------------
 
 
