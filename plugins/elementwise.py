@@ -892,6 +892,21 @@ floor_divide = op("floor_divide", _floor_divide, differentiable=False, methods="
                   promotion="mixed", real_only=True,
                   doc="``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``).")
 
+def _shift(name: str) -> Any:
+    """The backend's shift ``name``, refusing booleans as the standard and PyTorch do (NumPy
+    shifted them as int8: ``True << True`` was 2)."""
+
+    def kernel(xp: Any, x1: Any, x2: Any, /) -> Any:
+        if _is_boolean(xp, x1) or _is_boolean(xp, x2):
+            raise DtypeError(
+                f"{name}() shifts integers, not booleans; convert them first (x.int())"
+            )
+        return getattr(xp, name)(x1, x2)
+
+    kernel.__name__ = name
+    return kernel
+
+
 # -- no gradient ----------------------------------------------------------------------
 
 
@@ -996,11 +1011,11 @@ bitwise_invert = op("bitwise_invert(x)", differentiable=False,
                     methods=("bitwise_invert", "bitwise_not"), aliases="bitwise_not",
                     inplace=("bitwise_not",),
                     doc="Bitwise NOT of an integer or bool tensor (``~x``).")
-bitwise_left_shift = op("bitwise_left_shift(x1, x2)", promotion="mixed", differentiable=False,
-                        methods="bitwise_left_shift", inplace=True,
+bitwise_left_shift = op("bitwise_left_shift", _shift("bitwise_left_shift"), promotion="mixed",
+                        differentiable=False, methods="bitwise_left_shift", inplace=True,
                         doc="Shift the bits of ``x1`` left by ``x2`` (``x1 << x2``).")
-bitwise_right_shift = op("bitwise_right_shift(x1, x2)", promotion="mixed", differentiable=False,
-                         methods="bitwise_right_shift", inplace=True,
+bitwise_right_shift = op("bitwise_right_shift", _shift("bitwise_right_shift"), promotion="mixed",
+                         differentiable=False, methods="bitwise_right_shift", inplace=True,
                          doc="Shift the bits of ``x1`` right by ``x2`` (``x1 >> x2``).")
 
 # fmt: on

@@ -257,6 +257,23 @@ def test_rounded_division_by_booleans_divides_integers(mode):
         plugrad.div(plugrad.tensor([True]), plugrad.tensor([True]), rounding_mode=mode)
 
 
+def test_shifts_of_booleans_are_refused_as_in_pytorch():
+    # NumPy shifted them as int8 (True << True was 2, an int8 tensor), without a word.
+    flags = plugrad.tensor([True, False])
+    for shift in (lambda a, b: a << b, lambda a, b: a >> b):
+        with pytest.raises(DtypeError, match="not booleans"):
+            shift(flags, flags)
+        with pytest.raises(NotImplementedError):
+            shift(torch.tensor([True, False]), torch.tensor([True, False]))
+    with pytest.raises(DtypeError, match="not booleans"):
+        plugrad.bitwise_left_shift(flags, flags)
+    counts = plugrad.tensor([1, 2])
+    assert (counts << 1).tolist() == [2, 4] and (counts >> counts).tolist() == [0, 0]
+    assert (counts << flags).tolist() == (
+        torch.tensor([1, 2]) << torch.tensor([True, False])
+    ).tolist()
+
+
 def test_tile_tensordot_searchsorted_and_eye_in_pytorchs_forms():
     x, tx = plugrad.asarray(X), torch.tensor(X)
     for dims in ((2, 1), ((1, 2),), (2,)):
