@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
+from array import array as _python_array
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -53,6 +54,7 @@ __all__ = [
     "logspace",
     "ones",
     "ones_like",
+    "python_buffer_as_list",
     "tensor",
     "tril_indices",
     "triu_indices",
@@ -479,6 +481,15 @@ def tensor(data: Any, **options: Unpack[CreationOptions]) -> Tensor:
     return _tensor_of(data, dtype, device, backend, requires_grad)
 
 
+def python_buffer_as_list(data: Any) -> Any:
+    """``data`` as a list if it is one of Python's own buffers (``bytearray``, ``memoryview``,
+    ``array.array``): PyTorch reads them as the numbers they hold (ints as int64), where
+    NumPy keeps their narrow type (``bytearray`` as uint8, whose sums wrap at 256)."""
+    if isinstance(data, (bytearray, memoryview, _python_array)):
+        return memoryview(data).tolist()
+    return data
+
+
 def _tensor_of(
     data: Any,
     dtype: _dtypes.DType | None,
@@ -489,6 +500,7 @@ def _tensor_of(
     """:func:`tensor`, its options read."""
     held: list[Tensor] = []
     plain: list[Any] = []
+    data = python_buffer_as_list(data)
     if type(data) in (list, tuple) and any(issubclass(k, Tensor) for k in _leaf_types(data)):
         data = _numbers_of_tensors(data, held, plain)
     array, target = _convert(data, dtype, device, backend, copy=True)

@@ -22,7 +22,7 @@ from . import dtypes as _dtypes
 from . import ops as _ops
 from . import registry
 from .backend import Device
-from .creation import CreationOptions, asarray, full
+from .creation import CreationOptions, asarray, full, python_buffer_as_list
 from .dispatch import alpha_times
 from .dtype_functions import result_type
 from .errors import (
@@ -143,7 +143,9 @@ def as_tensor(
 ) -> Tensor:
     """Convert ``data`` to a tensor, sharing memory where possible (PyTorch's ``as_tensor``).
 
-    Same as :func:`plugrad.asarray` with PyTorch's positional ``dtype`` and ``device``.
+    Same as :func:`plugrad.asarray` with PyTorch's positional ``dtype`` and ``device``;
+    Python's own buffers (``bytearray``, ``array.array``) are read as the numbers they
+    hold, as in PyTorch (ints as int64), not in their narrow type.
 
     Examples
     --------
@@ -151,7 +153,7 @@ def as_tensor(
     >>> plugrad.as_tensor([1, 2], plugrad.float64)
     tensor([1., 2.], dtype=plugrad.float64)
     """
-    return asarray(data, dtype=dtype, device=device)
+    return asarray(python_buffer_as_list(data), dtype=dtype, device=device)
 
 
 def is_tensor(obj: Any) -> bool:

@@ -685,3 +685,24 @@ def test_randint_like_refuses_low_given_alone_as_pytorch() -> None:
         plugrad.randint_like(x, 3, low=1)
     for drawn in (plugrad.randint_like(x, 3, high=5), plugrad.randint_like(x, low=3, high=5)):
         assert set(drawn.tolist()) == {3.0, 4.0}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: bytearray(b"\xc8\xc8"),
+        lambda: memoryview(bytearray(b"\x01\x02")),
+        lambda: __import__("array").array("i", [1, 2]),
+        lambda: __import__("array").array("b", [-1, 5]),
+        lambda: __import__("array").array("d", [1.5, 2.0]),
+    ],
+    ids=["bytearray", "memoryview", "array i", "array b", "array d"],
+)
+def test_pythons_own_buffers_are_read_as_their_numbers_as_in_pytorch(make) -> None:
+    # tensor(bytearray(...)) was uint8, so adding 100 to 200 wrapped to 44.
+    torch = pytest.importorskip("torch")
+    for ours, theirs in ((plugrad.tensor, torch.tensor), (plugrad.as_tensor, torch.as_tensor)):
+        got, expected = ours(make()), theirs(make())
+        assert got.dtype.name == str(expected.dtype).removeprefix("torch.")
+        assert got.tolist() == expected.tolist()
+        assert (got + 100).tolist() == (expected + 100).tolist()
