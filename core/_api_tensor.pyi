@@ -1046,19 +1046,19 @@ class InstalledTensorMethods:
     def new(self, *args: Any, **kwargs: Any) -> Any:
         ...
 
-    def new_empty(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
+    def new_empty(self, *sizes: int | tuple[int, ...], size: int | tuple[int, ...] | None = ..., dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return a tensor of shape ``size`` with this tensor's dtype and device (unless given), holding whatever the memory held: fill it before use."""
 
     def new_full(self, size: int | tuple[int, ...], fill_value: bool | int | float | complex, *, dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return ``fill_value`` in shape ``size`` with this tensor's dtype and device."""
 
-    def new_ones(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
+    def new_ones(self, *sizes: int | tuple[int, ...], size: int | tuple[int, ...] | None = ..., dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return ones of shape ``size`` with this tensor's dtype and device (unless given)."""
 
     def new_tensor(self, data: Any, *, dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return a new leaf holding a copy of ``data``, with this tensor's dtype and device."""
 
-    def new_zeros(self, *size: int | tuple[int, ...], dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
+    def new_zeros(self, *sizes: int | tuple[int, ...], size: int | tuple[int, ...] | None = ..., dtype: DType | None = ..., device: Device | str | None = ..., requires_grad: bool = ...) -> Tensor:
         """Return zeros of shape ``size`` with this tensor's dtype and device (unless given)."""
 
     def nextafter(self, other: Any) -> Tensor:

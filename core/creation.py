@@ -724,11 +724,16 @@ empty = _filled_function(
 @takes_out
 @with_creation_options
 def full(
-    shape: Shape, fill_value: bool | int | float | complex, **options: Unpack[CreationOptions]
+    shape: Shape | None = None,
+    fill_value: bool | int | float | complex | None = None,
+    *,
+    size: Shape | None = None,
+    **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return a tensor filled with ``fill_value``; the dtype follows the value's Python type.
 
-    A NumPy scalar or a 0-d tensor fills as the Python number it holds.
+    A NumPy scalar or a 0-d tensor fills as the Python number it holds. ``size=`` is
+    PyTorch's keyword for ``shape``.
 
     Examples
     --------
@@ -736,6 +741,9 @@ def full(
     >>> plugrad.full((2,), 0.5)
     tensor([0.5000, 0.5000])
     """
+    if fill_value is None:
+        raise TypeError("full() needs a fill_value: full(shape, fill_value)")
+    shape = _varargs_shape("full", (shape,), size)
     return _filled("full", shape, options, _fill_number("full", fill_value))
 
 
@@ -982,17 +990,17 @@ def eye(
 @with_creation_options
 def linspace(
     start: int | float | complex,
-    stop: int | float | complex,
-    /,
+    stop: int | float | complex | None = None,
     num: int | None = None,
     *,
     endpoint: bool = True,
     steps: int | None = None,
+    end: int | float | complex | None = None,
     **options: Unpack[CreationOptions],
 ) -> Tensor:
     """Return ``num`` evenly spaced values from ``start`` to ``stop`` (included if ``endpoint``).
 
-    ``steps=`` is PyTorch's name for ``num``.
+    ``steps=`` is PyTorch's name for ``num``, ``end=`` its name for ``stop``.
 
     Examples
     --------
@@ -1007,6 +1015,13 @@ def linspace(
             "linspace() takes the number of values once: as num (the Array API's name) or "
             "steps= (PyTorch's)"
         )
+    if (stop is None) == (end is None):
+        raise ArgumentError(
+            "linspace() takes its last value once: as stop (the Array API's name) or end= "
+            "(PyTorch's)"
+        )
+    stop = end if stop is None else stop
+    assert stop is not None  # (one of the two was given)
     num = steps if num is None else num
     assert num is not None  # (one of the two was given)
     if num < 0:
@@ -1163,12 +1178,13 @@ def _new_filled(kind: str, doc: str) -> Callable[..., Tensor]:
 
     def method(
         self: Tensor,
-        *size: int | tuple[int, ...],
+        *sizes: int | tuple[int, ...],
+        size: int | tuple[int, ...] | None = None,
         dtype: _dtypes.DType | None = None,
         device: Device | str | None = None,
         requires_grad: bool = False,
     ) -> Tensor:
-        shape = _varargs_shape(f"new_{kind}", size)
+        shape = _varargs_shape(f"new_{kind}", (None, *sizes), size)
         return _filled(kind, shape, _new_options(self, dtype, device, requires_grad))
 
     method.__doc__ = doc

@@ -459,7 +459,7 @@ rand = _sampling_function(
 
 @takes_out
 def randint(
-    low: int,
+    low: int | None = None,
     high: int | None = None,
     size: tuple[int, ...] | None = None,
     *,
@@ -486,6 +486,10 @@ def randint(
     >>> x.dtype, bool(plugrad.all((x >= 0) & (x < 10)))
     (plugrad.int64, True)
     """
+    if low is None:  # randint(high=5, size=(2,)), PyTorch's keywords
+        if high is None:
+            raise TypeError("randint() needs a high bound: randint(high, size)")
+        low = 0
     if size is None:
         if not isinstance(high, (tuple, list)):
             raise TypeError(

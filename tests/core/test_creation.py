@@ -9,6 +9,7 @@ import pytest
 
 import plugrad
 from plugrad.errors import (
+    ArgumentError,
     BackwardError,
     DtypeError,
     InvalidArgumentError,
@@ -706,3 +707,27 @@ def test_pythons_own_buffers_are_read_as_their_numbers_as_in_pytorch(make) -> No
         assert got.dtype.name == str(expected.dtype).removeprefix("torch.")
         assert got.tolist() == expected.tolist()
         assert (got + 100).tolist() == (expected + 100).tolist()
+
+
+def test_pytorchs_keyword_forms_of_creation_calls() -> None:
+    # Each raised TypeError: a required positional argument missing, or size= unknown.
+    torch = pytest.importorskip("torch")
+    calls = [
+        lambda m: m.full(size=(2, 3), fill_value=1.5),
+        lambda m: m.linspace(start=0, end=1, steps=5),
+        lambda m: m.ones(2).new_zeros(size=(2, 3)),
+        lambda m: m.ones(2).new_ones(size=(3,)),
+        lambda m: m.ones(2).new_empty(size=(1, 2)).shape,
+    ]
+    for call in calls:
+        got, expected = call(plugrad), call(torch)
+        if isinstance(expected, torch.Tensor):
+            assert got.tolist() == expected.tolist() and got.dtype.name == str(expected.dtype)[6:]
+        else:
+            assert tuple(got) == tuple(expected)
+    drawn = plugrad.randint(high=5, size=(100,))
+    assert drawn.dtype == plugrad.int64 and bool(plugrad.all((drawn >= 0) & (drawn < 5)))
+    with pytest.raises(ArgumentError, match="last value once"):
+        plugrad.linspace(0, 1, 3, end=2)
+    with pytest.raises(TypeError, match="fill_value"):
+        plugrad.full((2,))
