@@ -254,18 +254,23 @@ def _convert(
         else:
             result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
     except (BufferError, TypeError, ValueError, OverflowError, NotImplementedError):
+        result = None
         if type(data) in (list, tuple):
             _refuse_ragged(data)
-        if not isinstance(data, Tensor):
-            if dtype is None and source is None and not hasattr(data, "dtype"):
-                _check_python_int_range(data, None, target)
-            _check_host_dtype(data, target)  # a library may fail on strings or objects its own way
-        raise
+            if dtype is None:  # (a library refusing Python objects where NumPy keeps them)
+                result = _floats_beside_large_ints(data, None, target)
+        if result is None:
+            if not isinstance(data, Tensor):
+                if dtype is None and source is None and not hasattr(data, "dtype"):
+                    _check_python_int_range(data, None, target)
+                _check_host_dtype(data, target)  # a library may fail on strings its own way
+            raise
     if dtype is None and source is None and not hasattr(data, "dtype"):
         _check_python_int_range(data, result, target)
     if native_dtype is None and source is not target and not isinstance(data, Tensor):
         _check_integers_kept(data, result, target)
     if not isinstance(data, Tensor):
+        result = _floats_beside_large_ints(data, result, target)
         _check_supported_dtype(result, target)
     if dtype is None and source is None and not hasattr(data, "dtype"):
         result = _reread_in_double(data, result, target)
@@ -433,6 +438,28 @@ def _check_host_dtype(data: Any, target: Device) -> None:
     except Exception:  # the data cannot be read on the host either: the caller's error stands
         return
     target.native_dtype(dtype)  # a dtype the target lacks (float16 on some): a DtypeError
+
+
+def _floats_beside_large_ints(data: Any, array: Any, target: Device) -> Any:
+    """``array`` read again as floats where it holds Python objects because ``data`` mixes
+    floats (or complex numbers) with an integer beyond int64: NumPy kept them as objects
+    (``[1.5, 2**64]``), where PyTorch reads them all as floats. ``array`` is None where the
+    library refused them outright."""
+    if array is not None:
+        try:
+            target.dtype_of(array)
+            return array  # the common case: numbers
+        except (KeyError, TypeError):
+            pass
+    if type(data) not in (list, tuple):
+        return array
+    kinds = _leaf_types(data)
+    if int not in kinds or not kinds & {float, complex} or not kinds <= {int, bool, float, complex}:
+        return array
+    wide = _dtypes.complex128 if complex in kinds else _dtypes.float64
+    if wide not in target.dtypes:
+        wide = _dtypes.complex64 if complex in kinds else _dtypes.float32
+    return target.xp.asarray(data, dtype=target.native_dtype(wide), device=target.native)
 
 
 def _check_supported_dtype(array: Any, target: Device) -> None:

@@ -731,3 +731,14 @@ def test_pytorchs_keyword_forms_of_creation_calls() -> None:
         plugrad.linspace(0, 1, 3, end=2)
     with pytest.raises(TypeError, match="fill_value"):
         plugrad.full((2,))
+
+
+@pytest.mark.parametrize(
+    "data", [[1.5, 2**64], [1j, 2**70], [[1.5], [2**65]]], ids=["float", "complex", "nested"]
+)
+def test_floats_beside_an_integer_beyond_int64_are_read_as_floats(data) -> None:
+    # NumPy kept them as Python objects, refused with a DtypeError about dtype object.
+    torch = pytest.importorskip("torch")
+    got, expected = plugrad.tensor(data), torch.tensor(data)
+    assert got.dtype.name == str(expected.dtype).removeprefix("torch.")
+    assert got.tolist() == expected.tolist()
