@@ -33,7 +33,7 @@ from .errors import (
 from .grad_mode import _state as _grad_state
 from .inplace import takes_out
 from .keyword_options import spell_out
-from .memory_formats import check_memory_format, memory_format
+from .memory_formats import check_memory_format, layout, memory_format, strided
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
 
@@ -67,12 +67,18 @@ DeviceLike = Device | str | None
 
 
 class CreationOptions(TypedDict, total=False):
-    """The keyword arguments every creation function takes (see the module docstring)."""
+    """The keyword arguments every creation function takes (see the module docstring).
+
+    ``layout`` and ``pin_memory`` are PyTorch's, taken as code written for PyTorch passes
+    them: tensors are ``strided`` (dense) and not in pinned memory.
+    """
 
     dtype: _dtypes.DType | None
     device: DeviceLike
     backend: str | None
     requires_grad: bool
+    layout: layout | None
+    pin_memory: bool
 
 
 class LikeOptions(CreationOptions, total=False):
@@ -82,8 +88,8 @@ class LikeOptions(CreationOptions, total=False):
     memory_format: memory_format | None
 
 
-with_creation_options = spell_out(CreationOptions, requires_grad=False)
-with_like_options = spell_out(LikeOptions, requires_grad=False)
+with_creation_options = spell_out(CreationOptions, requires_grad=False, pin_memory=False)
+with_like_options = spell_out(LikeOptions, requires_grad=False, pin_memory=False)
 
 
 def creation_options(
@@ -99,6 +105,16 @@ def creation_options(
         raise TypeError(
             f"{function}() got an unexpected keyword argument {name!r}; it takes "
             + ", ".join(f"{key}=" for key in keys)
+        )
+    if options.get("layout", strided) not in (None, strided):
+        raise ArgumentError(
+            f"{function}(): layout={options['layout']!r} is not supported: tensors are dense "
+            "(plugrad.strided)"
+        )
+    if options.get("pin_memory"):
+        raise ArgumentError(
+            f"{function}(): pin_memory=True is not supported (pinned host memory is for "
+            "copies to a CUDA device); pass pin_memory=False"
         )
     return (
         _dtypes.of_python_type(options.get("dtype")),

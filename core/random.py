@@ -399,7 +399,7 @@ class SamplingOptions(CreationOptions, total=False):
     generator: Generator | None
 
 
-with_sampling_options = spell_out(SamplingOptions, requires_grad=False)
+with_sampling_options = spell_out(SamplingOptions, requires_grad=False, pin_memory=False)
 
 
 def _shape_or_size(function: str, shape: tuple[Any, ...], size: Any) -> tuple[Any, ...]:

@@ -742,3 +742,20 @@ def test_floats_beside_an_integer_beyond_int64_are_read_as_floats(data) -> None:
     got, expected = plugrad.tensor(data), torch.tensor(data)
     assert got.dtype.name == str(expected.dtype).removeprefix("torch.")
     assert got.tolist() == expected.tolist()
+
+
+def test_pytorchs_layout_and_pin_memory_keywords_are_taken() -> None:
+    # Code written for PyTorch passes them (zeros(..., layout=x.layout)): a TypeError.
+    for make in (
+        lambda **k: plugrad.zeros(2, **k),
+        lambda **k: plugrad.tensor([1.0], **k),
+        lambda **k: plugrad.full((2,), 1.0, **k),
+        lambda **k: plugrad.arange(2, **k),
+        lambda **k: plugrad.randn(2, **k),
+        lambda **k: plugrad.ones_like(plugrad.ones(2), **k),
+    ):
+        assert make(layout=plugrad.strided, pin_memory=False).layout == plugrad.strided
+        with pytest.raises(ArgumentError, match="pin_memory=True"):
+            make(pin_memory=True)
+        with pytest.raises(ArgumentError, match="dense"):
+            make(layout="sparse_coo")

@@ -17,7 +17,14 @@ def keyword_only(function):
     return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
 
 
-CREATION = {"dtype": None, "device": None, "backend": None, "requires_grad": False}
+CREATION = {
+    "dtype": None,
+    "device": None,
+    "backend": None,
+    "requires_grad": False,
+    "layout": None,  # PyTorch's, taken: tensors are strided (dense)
+    "pin_memory": False,
+}
 
 
 @pytest.mark.parametrize(
