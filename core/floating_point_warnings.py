@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -71,11 +71,15 @@ def _switches(factory: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[[
 
 
 def _all_off(factories: tuple[Callable[[], Any], ...]) -> Callable[[], Any]:
-    def all_off() -> contextlib.ExitStack:
-        stack = contextlib.ExitStack()
-        for factory in factories:
-            stack.enter_context(factory())
-        return stack
+    """One context turning off the warnings of every kind in ``factories``, entered as a
+    whole (made but not entered, it changes nothing: ``_switches`` makes one to look at)."""
+
+    @contextlib.contextmanager
+    def all_off() -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for factory in factories:
+                stack.enter_context(factory())
+            yield
 
     return all_off
 

@@ -9,6 +9,7 @@ an error, as such a suite does, and compares with PyTorch.
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 
@@ -178,3 +179,35 @@ def test_a_compiled_function_with_a_graph_gives_its_forward_without_warnings() -
         y = f(x)
         y.sum().backward()
         assert _values(y)[1] == math.inf and _values(x.grad)[1] == math.inf
+
+
+def test_a_second_kind_of_context_is_entered_only_inside_a_pass(monkeypatch) -> None:
+    # With two kinds of context (NumPy's and another backend's), taking note of the second
+    # entered both for good: NumPy's warnings stayed off for the whole program.
+    from plugrad import floating_point_warnings
+
+    entered: list[bool] = []
+
+    class Other:
+        def __enter__(self) -> None:
+            entered.append(True)
+
+        def __exit__(self, *exc: object) -> None:
+            entered.pop()
+
+    class OtherBackend:
+        def floating_point_warnings_off(self) -> Other:
+            return Other()
+
+    for name in ("_factories", "warnings_off", "switches"):
+        value = getattr(floating_point_warnings, name)
+        monkeypatch.setattr(floating_point_warnings, name, copy.copy(value))
+    floating_point_warnings.note_backend(OtherBackend())
+    assert entered == []
+    with pytest.raises(RuntimeWarning, match="divide by zero"):
+        np.log(np.zeros(1))
+    x = plugrad.tensor([0.0, 1.0], requires_grad=True)
+    seen: list[int] = []
+    x.register_hook(lambda g: seen.append(len(entered)))  # runs inside the pass
+    plugrad.sqrt(x).sum().backward()
+    assert seen == [1] and entered == []
