@@ -31,6 +31,7 @@ KernelDef('matmul', backend='numpy')
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -104,8 +105,6 @@ class KernelDef:
             raise fail(f"fn must be callable, got {type(self.fn).__name__}")
         target = ops.get(self.op)
         if target is None:
-            import difflib  # only for this message
-
             close = difflib.get_close_matches(self.op, ops, n=3)
             hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
             raise fail(
@@ -175,24 +174,9 @@ def misspelled_backend(name: str, backends: Iterable[str]) -> str | None:
             return known
     if len(name) < 4:
         return None  # three letters leave no room: "max" is no typo of "jax"
-    near = [known for known in names if _one_edit_apart(name, known)]
+    # One letter added, dropped, changed, or two neighbours swapped, scores 0.75 or more.
+    near = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
     return near[0] if near else None
-
-
-def _one_edit_apart(a: str, b: str) -> bool:
-    """Whether one letter added, dropped, changed, or two neighbours swapped, makes ``a`` ``b``."""
-    if abs(len(a) - len(b)) > 1 or a == b:
-        return False
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    a, b = a[start:], b[start:]
-    return (
-        a[1:] == b[1:]  # changed
-        or a[1:] == b  # added
-        or a == b[1:]  # dropped
-        or (len(a) >= 2 and a[0] == b[1:2] and a[1] == b[:1] and a[2:] == b[2:])  # swapped
-    )
 
 
 def _meant_backend(key: Any, backends: tuple[str, ...]) -> str | None:
