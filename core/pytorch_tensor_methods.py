@@ -104,11 +104,14 @@ def _spread_index(
     """``index`` (1-d, along ``dim``) broadcast to the shape ``like``, for scatter."""
     _tensor(function, index, "index")
     if index.dtype.kind not in ("signed integer", "unsigned integer"):
+        fix = (
+            "for a mask, pass its positions, mask.nonzero(as_tuple=True)[0]"
+            if index.dtype.kind == "bool"
+            else "convert it with index.long()"
+        )
         raise DtypeError(
             f"{function}(): index must be a tensor of integers (positions along dim {dim}), "
-            f"got {index.dtype}; for a mask, pass its positions, mask.nonzero(as_tuple=True)[0]"
-            if index.dtype.kind == "bool"
-            else f"{function}(): index must be a tensor of integers, got {index.dtype}"
+            f"got {index.dtype}; {fix}"
         )
     if index.ndim > 1:
         raise ShapeError(f"{function}(): index must be a 1-d tensor, got shape {index.shape}")

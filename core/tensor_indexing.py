@@ -116,7 +116,7 @@ def pytorch_placement(tensor: Tensor, key: tuple[Any, ...]) -> tuple[int, int] |
     arrays = [i for i, kind in enumerate(kinds) if kind == "array"]
     between = kinds[arrays[0] : arrays[-1]]
     if any(
-        kind not in ("int", "array") and not (kind == "..." and spanned == 0) for kind in between
+        kind not in ("int", "array") and not (kind == "..." and empty_ellipsis) for kind in between
     ):
         return None  # the arrays themselves are apart: both put the indexed axes first
     before = sum(

@@ -305,7 +305,8 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
     if not isinstance(axes, int):
         # Two lists, as the standard wants them (NumPy also reads a pair of ints, PyTorch's
         # tensordot refuses one): one reading on every backend.
-        axes = tuple(tuple(_tensordot_axes(axes, x1.ndim, x2.ndim)[i]) for i in (0, 1))
+        first, second = _tensordot_axes(axes, x1.ndim, x2.ndim)
+        axes = (tuple(first), tuple(second))
     return _in_result_type(xp, xp.tensordot(x1, x2, axes=axes), x1, x2)
 
 

@@ -426,9 +426,9 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         # random draw) changed nothing: the call is made again with the warnings off.
         # After it, a replay cannot start again: the effects run with them off, which
         # costs two calls, paid only where they compute.
-        computing = any(
+        computing = first_effect is not None and any(
             _computes(step) for index, step in enumerate(plan.steps)
-            if first_effect is not None and moved.get(index, index) >= first_effect
+            if moved.get(index, index) >= first_effect
         )  # fmt: skip
         ending = [*effects, f"return {output}"]
         if body:

@@ -135,6 +135,7 @@ def test_unfold_is_a_copy_that_refuses_changes_which_would_not_reach_its_input()
         (lambda x: x.index_add(0, plugrad.tensor([[0]]), x[:1]), ShapeError, "1-d tensor"),
         (lambda x: x.index_add(0, plugrad.tensor([0.0]), x[:1]), DtypeError, "integers"),
         (lambda x: x.index_add(0, plugrad.tensor([True]), x[:1]), DtypeError, "for a mask"),
+        (lambda x: x.index_add(0, plugrad.tensor([0.0]), x[:1]), DtypeError, r"index\.long\(\)"),
         (lambda x: x.index_add(0, plugrad.tensor([0, 1]), x[:1]), ShapeError, "source must have"),
         (lambda x: x.index_fill(0, plugrad.tensor([0]), plugrad.ones(2)), ShapeError, "0-d tensor"),
         (lambda x: x.unfold(1, 5, 1), ShapeError, "size <= 4"),
