@@ -14,14 +14,13 @@ as in PyTorch; comparison, logical and bitwise functions have none.
 from __future__ import annotations
 
 import cmath
-import inspect
 import math
 import operator
 from typing import Any
 
 from plugrad.errors import ArgumentError, DtypeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import NamespaceKernel, OpDef, collect_ops, op
+from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
     cast,
     conj,
@@ -250,6 +249,7 @@ def _pow_grad_exponent(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 def _pow(xp: Any, x1: Any, x2: Any, /) -> Any:
     if _both_integral(xp, x1, x2):
+        _refuse_booleans(xp, "pow", x1, x2)
         # NumPy refuses; PyTorch and JAX gave 2 ** -1 as 0 without a word.
         negative = x2 < 0 if is_scalar(x2) else bool(xp.any(x2 < 0))
         if negative:
@@ -260,13 +260,17 @@ def _pow(xp: Any, x1: Any, x2: Any, /) -> Any:
     return xp.pow(x1, x2)
 
 
-#: NumPy refuses them itself: there the kernel is its own function, bound without a frame of
-#: plugrad's (the check above cost a fifth of a small x ** 2).
-_NUMPY_POW = NamespaceKernel(("pow",), inspect.signature(_pow))
+def _numpy_pow(xp: Any, x1: Any, x2: Any, /) -> Any:
+    """NumPy's pow, which refuses negative integer powers itself (the check above cost a fifth
+    of a small ``x ** 2``); two booleans it raises as int8, which only a 1-byte result can be."""
+    result = xp.pow(x1, x2)
+    if result.dtype.itemsize == 1:
+        _refuse_booleans(xp, "pow", x1, x2)
+    return result
 
 
 pow = op(
-    "pow", _pow, kernels={"numpy": _NUMPY_POW}, vjp=(_pow_grad_base, _pow_grad_exponent),
+    "pow", _pow, kernels={"numpy": _numpy_pow}, vjp=(_pow_grad_base, _pow_grad_exponent),
     broadcasting=True, methods="pow",
     inplace=operator.ipow,
     promotion="mixed",

@@ -274,6 +274,28 @@ def test_shifts_of_booleans_are_refused_as_in_pytorch():
     ).tolist()
 
 
+def test_powers_of_booleans_are_refused_and_of_mixed_kinds_promote_as_in_pytorch():
+    # NumPy raised two booleans as int8 (True ** True an int8 1), without a word; the
+    # standard defines pow for numbers, and PyTorch refuses bool ** bool tensors.
+    flags = plugrad.tensor([True, False])
+    for power in (
+        lambda: flags**flags, lambda: flags**True, lambda: True**flags,
+        lambda: plugrad.pow(flags, flags), lambda: flags.pow(False),
+    ):  # fmt: skip
+        with pytest.raises(DtypeError, match=r"pow\(\) of two booleans"):
+            power()
+    with pytest.raises(NotImplementedError):
+        torch.tensor([True, False]) ** torch.tensor([True, False])
+    tflags = torch.tensor([True, False])
+    counts, tcounts = plugrad.tensor([2, 3], dtype=plugrad.int8), torch.tensor([2, 3]).char()
+    for mine, theirs in (
+        (flags**2, tflags**2), (2**flags, 2**tflags), (flags**1.5, tflags**1.5),
+        (counts**counts, tcounts**tcounts), (counts**flags, tcounts**tflags),
+    ):  # fmt: skip
+        assert mine.tolist() == theirs.tolist()
+        assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
 def test_tile_tensordot_searchsorted_and_eye_in_pytorchs_forms():
     x, tx = plugrad.asarray(X), torch.tensor(X)
     for dims in ((2, 1), ((1, 2),), (2,)):
