@@ -1325,12 +1325,30 @@ def _legacy_tensor(
         return zeros(args, dtype=dtype, **kwargs)
     if len(args) == 1 and isinstance(args[0], (tuple, list)) and not args[0]:
         return empty((0,), dtype=dtype, **kwargs)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return _legacy_alias(name, dtype, args[0], kwargs)
     if len(args) == 1:
         return tensor(args[0], dtype=dtype, **kwargs)
     raise TypeError(
         f"{name}() takes one sequence of data or ints for a shape, got {args!r}; use "
         "plugrad.tensor(data) or plugrad.empty(shape)"
     )
+
+
+def _legacy_alias(name: str, dtype: _dtypes.DType, data: Tensor, kwargs: dict[str, Any]) -> Tensor:
+    """``name(t)`` of a tensor: ``t`` itself under a new name (a view sharing its memory and
+    its history), as PyTorch's; ``Tensor(t)`` takes any dtype, the typed ones their own."""
+    if name != "Tensor" and data.dtype is not dtype:
+        raise TypeError(
+            f"{name}() of a {data.dtype} tensor: a legacy tensor type takes tensors of its own "
+            f"dtype ({dtype}); convert it with t.to({dtype})"
+        )
+    device = kwargs.get("device")
+    if device is not None and resolve(device) is not data.device:
+        raise TypeError(
+            f"{name}(t, device={device!r}) of a tensor on {data.device}: move it with t.to(device)"
+        )
+    return data.view(data.shape)
 
 
 Tensor._legacy_constructor = _legacy_constructor

@@ -358,7 +358,10 @@ def _logit_grad(xp: Any, g: Any, ans: Any, x: Any, *, eps: float | None) -> Any:
     # own derivative (a second derivative, a jvp) is 0 there too, not 0 * inf = nan.
     clamped = (x < eps) | (x > 1 - eps)
     inside = xp.where(clamped, 0.5, x)
-    return xp.where(clamped, 0.0, g / (inside * (1 - inside)))
+    grad = xp.where(clamped, 0.0, g / (inside * (1 - inside)))
+    if eps < 0:  # a clamp wider than [0, 1]: the logit is NaN outside [0, 1], held or not
+        grad = xp.where((x < 0) | (x > 1), math.nan, grad)
+    return grad
 
 
 logit = op("logit", _logit, vjp=_logit_grad, standard=False, promotion="float",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from plugrad.errors import ArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import checked_axis, device_of, index_dtype
@@ -67,6 +68,13 @@ def _unique(
     (of ``x``'s shape) and how often each occurs. ``sorted=False`` gives the
     sorted order too, one of the orders PyTorch may give.
     """
+    for name, flag in (("sorted", sorted), ("return_inverse", return_inverse),
+                       ("return_counts", return_counts)):  # fmt: skip
+        if type(flag) is not bool:  # unique(x, 1) meant dim=1: read as sorted=True
+            raise ArgumentError(
+                f"unique(): {name} must be True or False, got {flag!r} (the second argument "
+                "is sorted; give the dim by keyword: unique(x, dim=1))"
+            )
     if dim is not None:
         return _unique_slices(xp, x, dim, return_inverse, return_counts)
     values, _, inverse, counts = xp.unique_all(x)

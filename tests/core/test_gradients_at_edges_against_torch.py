@@ -265,3 +265,16 @@ def test_second_derivatives_where_a_rule_masks_are_zero(program):
     constant = np.isnan(theirs)
     assert constant.any() and (ours[constant] == 0).all()
     np.testing.assert_allclose(ours[~constant], theirs[~constant], rtol=1e-12)
+
+
+def test_logit_with_a_negative_eps_has_a_nan_gradient_where_its_value_is_nan():
+    # A clamp wider than [0, 1] leaves x where log(x / (1 - x)) is NaN: the gradient there
+    # was the finite 1 / (x (1 - x)) (-1.33 at 1.5); PyTorch's, and the value's, is NaN.
+    grads = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.5, 0.5, -0.5, 2.5, 0.0], dtype=lib.float64, requires_grad=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lib.logit(x, eps=-1.0).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)
+    assert np.isnan(grads[0]).tolist() == [True, False, True, True, False]

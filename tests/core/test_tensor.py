@@ -32,6 +32,28 @@ def test_the_legacy_tensor_constructor_makes_default_float_tensors_as_pytorchs()
         plugrad.Tensor([1.0], [2.0])
 
 
+def test_the_legacy_constructor_of_a_tensor_is_that_tensor_under_a_new_name() -> None:
+    # Tensor(t) made a float32 copy without history: a float64 tensor lost its dtype and
+    # its gradient; PyTorch's is t itself (a view sharing memory and history).
+    torch = pytest.importorskip("torch")
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    alias = plugrad.Tensor(x)
+    assert alias.dtype is plugrad.float64 and alias.requires_grad and alias is not x
+    (alias * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    with plugrad.no_grad():
+        alias[0] = 5.0
+    assert x.tolist() == [5.0, 2.0]  # the same memory
+    counts = plugrad.tensor([1, 2])
+    assert plugrad.Tensor(counts).dtype is plugrad.int64
+    assert torch.Tensor(torch.tensor([1, 2])).dtype is torch.int64
+    assert plugrad.LongTensor(counts).tolist() == [1, 2]
+    with pytest.raises(TypeError, match=r"own dtype \(plugrad.float32\).*t.to"):
+        plugrad.FloatTensor(x)
+    with pytest.raises(TypeError):
+        torch.FloatTensor(torch.ones(2, dtype=torch.float64))
+
+
 @pytest.mark.parametrize(
     ("op", "reference"),
     [

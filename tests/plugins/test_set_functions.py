@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import plugrad
+from plugrad.errors import ArgumentError
 from plugrad.testing import OpCase, OpTests
 
 P = plugrad
@@ -86,3 +87,15 @@ def test_generic_unique_all_kernel_matches_numpy(values) -> None:
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(np.asarray(g), e)
         assert np.asarray(g).dtype == e.dtype
+
+
+def test_unique_refuses_a_flag_that_is_not_a_bool() -> None:
+    # unique(x, 1), meant as dim=1, was read as sorted=True: the flattened unique values
+    # came back without a word (PyTorch raises: its second argument is the bool sorted).
+    x = P.asarray([[3, 1], [1, 3]])
+    with pytest.raises(ArgumentError, match=r"sorted must be True or False, got 1.*dim=1"):
+        P.unique(x, 1)
+    with pytest.raises(ArgumentError, match="return_counts must be True or False"):
+        x.unique(return_counts="yes")
+    assert P.unique(x, dim=1).tolist() == [[1, 3], [3, 1]]
+    assert P.unique(x, True, True)[1].tolist() == [[1, 0], [0, 1]]
