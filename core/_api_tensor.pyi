@@ -769,11 +769,18 @@ class InstalledTensorMethods:
     def is_mkldnn(self) -> Any:
         ...
 
+    @property
+    def is_mps(self) -> Any:
+        ...
+
     def is_neg(self) -> bool:
         """False: plugrad conjugates and negates when asked, never lazily (PyTorch's bits)."""
 
     @property
     def is_nested(self) -> Any:
+        ...
+
+    def is_pinned(self, device: Any = ...) -> Any:
         ...
 
     @property
@@ -1091,6 +1098,9 @@ class InstalledTensorMethods:
     def permute(self, *axes: int | tuple[int, ...], dims: Any = ...) -> Tensor:
         """Return a view with axes reordered: ``x.permute(1, 0, 2)`` (see ``permute_dims``)."""
 
+    def pin_memory(self, device: Any = ...) -> Any:
+        ...
+
     def pinverse(self, rcond: float = ...) -> Tensor:
         """The pseudo-inverse; singular values below ``rcond`` times the largest count as 0."""
 
@@ -1257,8 +1267,8 @@ class InstalledTensorMethods:
     def sort(self, dim: int | None = ..., descending: bool = ..., *, stable: bool = ..., axis: int = ...) -> tuple[Any, Any]:
         """PyTorch's ``x.sort(dim=-1, descending=False)``: the named tuple ``(values, indices)``."""
 
-    def split(self, split_size_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
-        """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
+    def split(self, split_size: Any, dim: int = ...) -> tuple[Any, ...]:
+        """PyTorch's ``x.split(split_size, dim=0)``: :func:`split`, its size named as the method's."""
 
     def split_with_sizes(self, split_sizes: Any, dim: Any = ...) -> Any:
         ...

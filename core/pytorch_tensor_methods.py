@@ -15,6 +15,7 @@ from __future__ import annotations
 import fractions
 import math
 import numbers
+import operator
 import struct
 from typing import Any
 
@@ -1198,6 +1199,7 @@ def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
     """Sum this tensor down to ``size``, which it must broadcast to (as its gradient would be)."""
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     try:
+        shape = tuple(map(operator.index, shape))  # a bool is 1, as PyTorch reads it
         broadcast_shapes(tuple(shape), tuple(self.shape))
         fits = len(shape) <= self.ndim and broadcast_shapes(
             tuple(shape), tuple(self.shape)
@@ -1449,6 +1451,10 @@ install_methods(
     is_cuda=property(lambda self: self.device.type == "cuda", doc="Whether on a CUDA GPU (CuPy)."),
     is_cpu=property(lambda self: self.device.type == "cpu", doc="Whether on the CPU (NumPy)."),
     get_device=lambda self: self.device.index if self.device.type == "cuda" else -1,
+    # No backend of plugrad's pins host memory (page-locked memory speeds copies to a CUDA
+    # device): pin_memory() gives a copy in ordinary memory, so code written for it runs.
+    is_pinned=lambda self, device=None: False,
+    pin_memory=lambda self, device=None: self.clone(),
     layout=property(lambda self: _strided, doc="``plugrad.strided``: every tensor is dense."),
     # PyTorch's kinds of tensor that plugrad has none of: checks written for them pass by
     **{
@@ -1459,6 +1465,7 @@ install_methods(
             ("is_meta", "meta"),
             ("is_mkldnn", "MKL-DNN"),
             ("is_nested", "nested"),
+            ("is_mps", "MPS (Apple GPU)"),
         )
     },
 )

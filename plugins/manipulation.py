@@ -18,7 +18,7 @@ import operator
 from typing import Any
 
 from plugrad.dtypes import DType
-from plugrad.errors import DtypeError, InvalidArgumentError, PlugradError, ShapeError
+from plugrad.errors import ArgumentError, DtypeError, InvalidArgumentError, PlugradError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.memory_formats import (
     channels_last,
@@ -299,9 +299,20 @@ def _broadcast_to(xp: Any, x: Any, /, shape: Any) -> Any:
     return _broadcast_view(xp, x, shape)
 
 
+def _whole_counts(function: str, counts: tuple[Any, ...]) -> tuple[int, ...]:
+    """``counts`` as ints (a bool is one, as PyTorch reads it), or ArgumentError: the kernel
+    took ``True`` where the gradient's reshape refused it."""
+    try:
+        return tuple(map(operator.index, counts))
+    except TypeError:
+        raise ArgumentError(
+            f"{function}(): the counts must be whole numbers, got {counts!r}"
+        ) from None
+
+
 def _tile_method(xp: Any, x: Any, *counts_: int, repeats: Any = None) -> Any:
     """PyTorch's ``x.repeat(*sizes)``: tile the whole tensor ``sizes[i]`` times along axis ``i``."""
-    counts = sizes(counts_, repeats, "repeats")
+    counts = _whole_counts("repeat", sizes(counts_, repeats, "repeats"))
     if len(counts) < x.ndim:
         raise ShapeError(
             f"repeat{counts}: {len(counts)} counts for a tensor of {x.ndim} dimensions; give "
@@ -313,7 +324,7 @@ def _tile_method(xp: Any, x: Any, *counts_: int, repeats: Any = None) -> Any:
 def _torch_tile(xp: Any, x: Any, *counts: int, dims: Any = None) -> Any:
     """PyTorch's ``x.tile(*dims)``: the counts as varargs or one sequence (fewer than the
     axes count from the last)."""
-    return xp.tile(x, sizes(counts, dims, "dims"))
+    return xp.tile(x, _whole_counts("tile", sizes(counts, dims, "dims")))
 
 
 def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
@@ -339,6 +350,11 @@ def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[
         pieces.append(x[axis_slice(x.ndim, dim, start, start + n)])
         start += n
     return tuple(pieces)
+
+
+def _split_method(xp: Any, x: Any, split_size: Any, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``x.split(split_size, dim=0)``: :func:`split`, its size named as the method's."""
+    return _split(xp, x, split_size, dim)
 
 
 def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
@@ -659,7 +675,7 @@ def _unstack(xp: Any, x: Any, /, *, axis: int = 0) -> Any:
 unstack = op("unstack", _unstack,
              vjp=lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis),
              multiple_outputs=True, view=True, saves=(),
-             methods={"unstack": None, "unbind": None, "split": _split, "chunk": _chunk,
+             methods={"unstack": None, "unbind": None, "split": _split_method, "chunk": _chunk,
                       "tensor_split": _tensor_split},
              aliases={"unbind": None, "split": _split, "chunk": _chunk,
                       "tensor_split": _tensor_split},

@@ -1074,6 +1074,18 @@ TOP_LEVEL_NN = {
     "group_norm": lambda lib, x: lib.group_norm(x, 2),
     "dropout": lambda lib, x: lib.dropout(x, 0.5, False),
     "hardshrink": lambda lib, x: lib.hardshrink(x - 1.5, 0.7),
+    "conv3d": lambda lib, x: lib.conv3d(x.reshape(1, 1, 2, 3, 2), x[:1, :2].reshape(1, 1, 1, 1, 2)),
+    "conv_transpose3d": lambda lib, x: lib.conv_transpose3d(
+        x.reshape(1, 2, 1, 3, 2), x[:1].reshape(2, 1, 1, 1, 2), None, 1, 0, 0, 1, 1
+    ),
+    "max_pool3d": lambda lib, x: lib.max_pool3d(x.reshape(1, 1, 2, 3, 2), 2, 1),
+    "adaptive_max_pool1d": lambda lib, x: lib.adaptive_max_pool1d(x.reshape(1, 2, 6), 4),
+    "rrelu": lambda lib, x: lib.rrelu(x - 1.5, 0.1, 0.3, False),
+    "relu_": lambda lib, x: lib.relu_(x - 1.5),
+    "selu_": lambda lib, x: lib.selu_(x - 1.5),
+    "celu_": lambda lib, x: lib.celu_(x - 1.5, 0.5),
+    "rrelu_": lambda lib, x: lib.rrelu_(x - 1.5, 0.1, 0.3, False),
+    "threshold_": lambda lib, x: lib.threshold_(x * 1.0, 1.0, -2.0),
 }  # fmt: skip
 
 
@@ -1086,6 +1098,50 @@ def test_top_level_names_of_nn_functions_are_pytorchs(name: str) -> None:
         grad_tolerance=1e-5,
     )  # fmt: skip
     assert not hasattr(plugrad, "batch_norm") and not hasattr(plugrad, "embedding")
+    assert not hasattr(plugrad, "embedding_bag")  # (weight first in PyTorch's top-level one)
+
+
+def test_pytorchs_pinned_memory_calls_run_and_copy() -> None:
+    # x.pin_memory() and x.is_pinned() were missing (AttributeError), though
+    # DataLoader(pin_memory=True) is taken: no backend pins host memory, so pin_memory()
+    # is a copy (PyTorch's is one too: writing it leaves x as it was) and is_pinned() False.
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    copy = x.pin_memory()
+    assert not x.is_pinned() and not copy.is_pinned() and not x.is_mps
+    with plugrad.no_grad():
+        copy[0] = 5.0
+    assert x.tolist() == [1.0, 2.0]
+    (copy * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert torch.ones(2).is_pinned() is False
+
+
+def test_the_split_method_takes_pytorchs_split_size_keyword() -> None:
+    for lib in (plugrad, torch):
+        x = lib.ones((2, 5))
+        assert [tuple(p.shape) for p in x.split(split_size=2, dim=1)] == [(2, 2), (2, 2), (2, 1)]
+        pieces = lib.split(x, split_size_or_sections=[1, 4], dim=1)
+        assert [tuple(p.shape) for p in pieces] == [(2, 1), (2, 4)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.repeat(1, True), lambda x: x.tile(1, True), lambda x: x.sum_to_size(1, True),
+    ],
+    ids=["repeat", "tile", "sum_to_size"],
+)  # fmt: skip
+def test_a_bool_count_is_one_as_pytorch_reads_it(call) -> None:
+    # Taken forward, then backward failed with a bare "TypeError: an integer is required".
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor(X, requires_grad=True)
+        y = call(x)
+        (y * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        results.append((tuple(y.shape), y.tolist(), x.grad.tolist()))
+    assert results[0] == results[1]
+    with pytest.raises(plugrad.errors.ArgumentError, match=r"repeat\(\): the counts must be whole"):
+        plugrad.tensor(X).repeat(1, 2.5)
 
 
 def test_rot90_of_bools_by_whole_turns_and_isin_assume_unique_as_pytorch() -> None:
