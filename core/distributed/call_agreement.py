@@ -25,7 +25,14 @@ _KINDS = (
     "reduce",
     "destroy_process_group",
     "ddp_buffers",
+    "sync_batchnorm_statistics",
+    "sync_batchnorm_gradients",
 )
+#: What SyncBatchNorm's collectives are called in messages (its forward, its backward).
+_SYNC_BATCHNORM = {
+    "sync_batchnorm_statistics": "SyncBatchNorm's exchange of batch statistics (forward)",
+    "sync_batchnorm_gradients": "SyncBatchNorm's sum of gradients (backward)",
+}
 _OPS = tuple(ReduceOp)
 _DTYPE_NAMES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -35,7 +42,7 @@ _MAX_DIMS = 16
 
 
 def describe(kind: str, tensor: Tensor) -> str:
-    return f"{kind} of {tensor.dtype.name} {tuple(tensor.shape)}"
+    return f"{_SYNC_BATCHNORM.get(kind, kind)} of {tensor.dtype.name} {tuple(tensor.shape)}"
 
 
 def agree(
@@ -47,7 +54,8 @@ def agree(
     with another rank's collective; for ``ddp_gradients``, the averaging of one
     backward pass's gradients by DistributedDataParallel (``root``: its bucket count);
     and for ``ddp_buffers``, its broadcast of the buffers before a forward (``root``:
-    how many).
+    how many). ``sync_batchnorm_statistics`` and ``sync_batchnorm_gradients`` are
+    SyncBatchNorm's all-gather in forward and all-reduce in backward.
     """
     shape = () if tensor is None else tuple(tensor.shape)
     if len(shape) > _MAX_DIMS:
@@ -84,6 +92,8 @@ def agree(
             return f"DistributedDataParallel's broadcast of {s[2]} buffers from rank 0 (forward)"
         dims = tuple(d for d in s[5 : 5 + s[4]])
         dtype = _DTYPE_NAMES[s[3]] if s[3] < len(_DTYPE_NAMES) else "other"
+        if _KINDS[s[0]] in _SYNC_BATCHNORM:
+            return f"{_SYNC_BATCHNORM[_KINDS[s[0]]]} of {dtype} {dims}"
         text = f"{_KINDS[s[0]]} of {dtype} {dims}"
         if s[1] >= 0:
             text += f" op={_OPS[s[1]].name}"

@@ -111,7 +111,7 @@ batchnorm = _gathered(
     "batchnorm",
     "The batch norms and their bases.",
     **_classes(normalization, "_NormBase", "_BatchNorm", "BatchNorm1d", "BatchNorm2d",
-               "BatchNorm3d"),
+               "BatchNorm3d", "SyncBatchNorm"),
     **_classes(lazy, "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"),
 )  # fmt: skip
 instancenorm = _gathered(

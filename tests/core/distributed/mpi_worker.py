@@ -267,6 +267,141 @@ def refused(call, error, *phrases):
         raise AssertionError(f"not refused: {phrases}")
 
 
+def _shares(size):
+    """Rows of the global batch per rank: uneven, one rank with one row, one with none."""
+    return {2: [1, 6], 3: [5, 0, 1]}.get(size, [2 + r for r in range(size)])
+
+
+def sync_batchnorm(rank, size):
+    """SyncBatchNorm on uneven shares of a batch equals BatchNorm on the whole batch."""
+    shares = _shares(size)
+    start = sum(shares[:rank])
+    mine = slice(start, start + shares[rank])
+    total = sum(shares)
+    rng = np.random.default_rng(11)
+    cases = [
+        # (trailing shape, BatchNorm class, layer keywords, offset of the values)
+        ((3,), nn.BatchNorm1d, {}, 0.0),
+        ((3, 4), nn.BatchNorm1d, {"momentum": None}, 0.0),
+        ((2, 3, 2), nn.BatchNorm2d, {"affine": False}, 0.0),
+        ((2, 2, 2, 3), nn.BatchNorm3d, {"track_running_stats": False}, 0.0),
+        ((3,), nn.BatchNorm1d, {"bias": False}, 0.0),
+        # values far from 0 against their spread: a sum of squares minus the squared sum
+        # would cancel every digit (both sides then agree to about 1e-8, float64's rounding
+        # of values of 1e8)
+        ((3, 2), nn.BatchNorm1d, {}, 1e8),
+    ]
+    for shape, norm, options, offset in cases:
+        what = f"{norm.__name__}{shape} {options} offset {offset}"
+        rtol = 1e-6 if offset else 1e-9
+        synced = nn.SyncBatchNorm(shape[0], dtype=plugrad.float64, **options)
+        reference = norm(shape[0], dtype=plugrad.float64, **options)
+        if synced.weight is not None:
+            values = rng.uniform(0.5, 1.5, shape[0])
+            with plugrad.no_grad():
+                synced.weight.copy_(plugrad.asarray(values))
+                reference.weight.copy_(plugrad.asarray(values))
+        for _ in range(3):
+            batch = (
+                rng.normal(size=(total, *shape))
+                * (1 + np.arange(shape[0])).reshape((1, shape[0]) + (1,) * (len(shape) - 1))
+                + offset
+            )
+            weights = rng.uniform(-1, 1, size=(total, *shape))
+            x_all = plugrad.asarray(batch, requires_grad=True)
+            x_mine = plugrad.asarray(batch[mine], requires_grad=True)
+            out = synced(x_mine)
+            expected = reference(x_all)
+            close(out.detach().numpy(), expected.detach().numpy()[mine], f"{what} output", rtol)
+            (out * plugrad.asarray(weights[mine])).sum().backward()
+            (expected * plugrad.asarray(weights)).sum().backward()
+            close(x_mine.grad.numpy(), x_all.grad.numpy()[mine], f"{what} input grad", rtol * 100)
+            for name, p in synced.named_parameters():
+                summed = p.grad.detach().clone()
+                dist.all_reduce(summed)
+                q = getattr(reference, name)
+                close(summed.numpy(), q.grad.numpy(), f"{what} {name} grad summed", rtol)
+                p.grad = None
+                q.grad = None
+            for name, buffer in reference.named_buffers():
+                close(synced.get_buffer(name).numpy(), buffer.numpy(), f"{what} {name}", rtol)
+        # evaluation mode: the running statistics normalize, with no communication
+        synced.eval()
+        reference.eval()
+        x = plugrad.asarray(rng.normal(size=(2, *shape)) + offset)
+        close(synced(x).detach().numpy(), reference(x).detach().numpy(), f"{what} eval", rtol)
+
+    # an input that does not require grad: no all-reduce in backward, local affine grads
+    synced = nn.SyncBatchNorm(3, dtype=plugrad.float64)
+    reference = nn.BatchNorm1d(3, dtype=plugrad.float64)
+    batch, weights = rng.normal(size=(total, 3)), rng.normal(size=(total, 3))
+    (synced(plugrad.asarray(batch[mine])) * plugrad.asarray(weights[mine])).sum().backward()
+    (reference(plugrad.asarray(batch)) * plugrad.asarray(weights)).sum().backward()
+    summed = synced.weight.grad.detach().clone()
+    dist.all_reduce(summed)
+    close(summed.numpy(), reference.weight.grad.numpy(), "weight grad, input without grad")
+
+    # float16 is normalized in float32 and rounded once, as BatchNorm does
+    if plugrad.float16 in plugrad.ones(1).device.dtypes:  # (Dask has no float16)
+        synced, reference = nn.SyncBatchNorm(3).half(), nn.BatchNorm1d(3).half()
+        batch = rng.normal(size=(total, 3)).astype(np.float16)
+        out = synced(plugrad.asarray(batch[mine]))
+        assert out.dtype == plugrad.float16
+        expected = reference(plugrad.asarray(batch)).detach().numpy()[mine].astype(np.float32)
+        close(out.detach().numpy().astype(np.float32), expected, "float16", 1e-2)
+
+    # one value per channel in the whole batch is refused on every rank
+    one = plugrad.ones((1 if rank == 0 else 0, 2), dtype=plugrad.float64)
+    refused(lambda: nn.SyncBatchNorm(2, dtype=plugrad.float64)(one), ShapeError,
+            "more than one value per channel")  # fmt: skip
+    # an empty global batch: an empty result, statistics left alone
+    layer = nn.SyncBatchNorm(2, dtype=plugrad.float64)
+    empty = plugrad.zeros((0, 2), dtype=plugrad.float64, requires_grad=True)
+    out = layer(empty)
+    out.sum().backward()
+    assert out.shape == (0, 2) and empty.grad.shape == (0, 2)
+    close(layer.running_var.numpy(), [1.0, 1.0], "running_var after an empty batch")
+
+    # a rank evaluating while another trains: both raise, naming SyncBatchNorm
+    layer = nn.SyncBatchNorm(2)
+    if rank == 0:
+        refused(lambda: layer(plugrad.ones((3, 2))), ShapeError,
+                "rank 0: SyncBatchNorm's exchange of batch statistics (forward) of float32 (5,)",
+                "rank 1: barrier")  # fmt: skip
+    else:
+        refused(dist.barrier, ShapeError, "rank 0: SyncBatchNorm's exchange of batch statistics")
+
+    # inside DistributedDataParallel: SGD steps equal one process on the whole batch
+    def make(seed):
+        plugrad.manual_seed(seed)
+        return nn.Sequential(nn.Linear(5, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 4),
+                             nn.Unflatten(1, (2, 2, 1)), nn.BatchNorm2d(2, momentum=None),
+                             nn.Flatten(), nn.Linear(4, 3)).to(plugrad.float64)  # fmt: skip
+
+    local = nn.SyncBatchNorm.convert_sync_batchnorm(make(21 + rank))
+    assert isinstance(local[1], nn.SyncBatchNorm) and isinstance(local[5], nn.SyncBatchNorm)
+    model = nn.parallel.DistributedDataParallel(local)
+    reference = make(21)
+    loss_fn = nn.CrossEntropyLoss(reduction="sum")
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    ref_opt = optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(4):
+        x = plugrad.asarray(rng.normal(size=(total, 5)))
+        y = plugrad.asarray(rng.integers(0, 3, size=total))
+        opt.zero_grad()
+        # DDP averages over the ranks: the sum over this share, times size / total, averages
+        # to the mean over the whole batch
+        (loss_fn(model(x[mine]), y[mine]) * (size / total)).backward()
+        opt.step()
+        ref_opt.zero_grad()
+        (loss_fn(reference(x), y) / total).backward()
+        ref_opt.step()
+    state, expected = model.module.state_dict(), reference.state_dict()
+    assert set(state) == set(expected)
+    for key, value in expected.items():
+        close(state[key].numpy(), value.numpy(), f"DDP with SyncBatchNorm: {key}", 1e-9)
+
+
 def mismatches(rank, size):
     refused(
         lambda: nn.parallel.DistributedDataParallel(make_model(0, hidden=16 + (rank == 1))),
@@ -530,6 +665,7 @@ def objects(rank, size):
 
 
 SCENARIOS = {
+    "sync_batchnorm": sync_batchnorm,
     "collectives": collectives,
     "objects": objects,
     "ddp": ddp,

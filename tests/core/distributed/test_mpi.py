@@ -98,6 +98,25 @@ def test_collectives_and_ddp_on_other_backends(backend, scenario):
     assert_every_rank_passed(result, scenario, 2)
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_sync_batchnorm_on_uneven_shares_equals_batchnorm_on_the_whole_batch(ranks):
+    # Shares of 1 and 6 rows, or 5, 0 and 1: outputs, input gradients, summed weight
+    # gradients and running statistics as one BatchNorm over all rows; and SGD steps of a
+    # converted model inside DistributedDataParallel as one process on the whole batch.
+    assert_every_rank_passed(launch("sync_batchnorm", ranks), "sync_batchnorm", ranks)
+
+
+@pytest.mark.parametrize("backend", ["torch", "dask"])
+def test_sync_batchnorm_on_other_backends(backend):
+    # (JAX is left out: without 64-bit types it has no float64 to compare tightly in.)
+    import plugrad.backends
+
+    if backend not in plugrad.backends.available():
+        pytest.skip(f"the {backend} backend is not installed (extra '{backend}')")
+    result = launch("sync_batchnorm", 2, PLUGRAD_BACKEND=backend)
+    assert_every_rank_passed(result, "sync_batchnorm", 2)
+
+
 def test_mismatched_models_and_collectives_are_errors_naming_the_ranks():
     assert_every_rank_passed(launch("mismatches", 2), "mismatches", 2)
 
