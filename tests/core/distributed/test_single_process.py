@@ -187,6 +187,32 @@ def test_ddp_in_a_group_of_one_buckets_during_backward_and_recovers_from_a_faile
         dist.destroy_process_group()
 
 
+def test_sync_batch_norm_in_a_group_of_one_is_batch_norm_without_communication():
+    pytest.importorskip("mpi4py", reason="the mpi communication library needs mpi4py")
+    nn = plugrad.nn
+    dist.init_process_group("mpi", world_size=1, rank=0)
+    try:
+        communicator = dist.process_group._require().communicator
+
+        def refused(*args):
+            raise AssertionError("a group of one process has no one to send to")
+
+        communicator.allgather = communicator.allreduce = refused
+        synced, reference = nn.SyncBatchNorm(3), nn.BatchNorm2d(3)
+        batch = np.random.default_rng(0).normal(size=(4, 3, 2, 2)).astype(np.float32)
+        results = []
+        for norm in (synced, reference):
+            x = plugrad.asarray(batch, requires_grad=True)
+            out = norm(x)
+            (out * out).sum().backward()
+            results.append((out.detach().numpy(), x.grad.numpy()))
+        for ours, expected in zip(*results):
+            np.testing.assert_array_equal(ours, expected)
+        np.testing.assert_array_equal(synced.running_var.numpy(), reference.running_var.numpy())
+    finally:
+        dist.destroy_process_group()
+
+
 def test_ddp_needs_a_group():
     with pytest.raises(DistributedError, match="init_process_group"):
         plugrad.nn.parallel.DistributedDataParallel(plugrad.nn.Linear(2, 2))

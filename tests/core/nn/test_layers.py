@@ -280,6 +280,120 @@ def test_batch_norm_refuses_what_pytorch_refuses() -> None:
     assert mean.tolist() == [0.0] * 3 and var.tolist() == [1.0] * 3
 
 
+SYNC_CASES = [
+    ((4, 3), {}),
+    ((4, 3, 5), {"momentum": None}),
+    ((2, 3, 4, 2), {"affine": False}),
+    ((2, 3, 2, 2, 3), {"track_running_stats": False}),
+    ((3, 3, 2, 1, 2, 2), {"bias": False}),  # any rank: 6-d too
+]
+
+
+@pytest.mark.parametrize(("shape", "options"), SYNC_CASES)
+def test_sync_batch_norm_without_a_group_is_pytorchs_and_batch_norm(shape, options) -> None:
+    # PyTorch's SyncBatchNorm runs on the CPU while no process group is initialized: the
+    # same values, gradients and running statistics, in training and in evaluation mode.
+    ours, theirs = nn.SyncBatchNorm(3, **options), torch.nn.SyncBatchNorm(3, **options)
+    if theirs.weight is not None:
+        with torch.no_grad():
+            theirs.weight.uniform_(0.5, 1.5)
+    copy_from(ours, theirs)
+    for _ in range(3):
+        batch = images(*shape) * 2 + 1
+        same_outputs_and_gradients(ours, theirs, batch)
+        x = plugrad.asarray(batch)
+        batch_norm = nn.functional.batch_norm(x, None, None, ours.weight, ours.bias, True)
+        np.testing.assert_array_equal(ours(x).detach().numpy(), batch_norm.detach().numpy())
+        theirs(torch.tensor(batch))
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[key].numpy(), value.numpy(), rtol=1e-5)
+    ours.eval()
+    theirs.eval()
+    same_outputs_and_gradients(ours, theirs, images(*shape))
+
+
+def test_sync_batch_norm_is_made_and_printed_as_pytorchs() -> None:
+    for options in ({}, {"affine": False}, {"bias": False}, {"momentum": None, "eps": 1e-3}):
+        ours, theirs = nn.SyncBatchNorm(4, **options), torch.nn.SyncBatchNorm(4, **options)
+        assert repr(ours) == repr(theirs)
+        assert list(ours.state_dict()) == list(theirs.state_dict())
+        assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert isinstance(ours, nn.modules.batchnorm._BatchNorm)
+    assert nn.SyncBatchNorm(2, dtype=plugrad.float64).running_var.dtype == plugrad.float64
+    assert nn.modules.batchnorm.SyncBatchNorm is nn.SyncBatchNorm
+
+
+def test_sync_batch_norm_refuses_what_batch_norm_refuses() -> None:
+    norm = nn.SyncBatchNorm(3)
+    with pytest.raises(plugrad.errors.ShapeError, match=r"at least 2-d, got shape \(3,\)"):
+        norm(plugrad.ones(3))
+    with pytest.raises(plugrad.errors.ShapeError, match="expected 3 channels on axis 1"):
+        norm(plugrad.ones(4, 2, 5))
+    assert int(norm.num_batches_tracked) == 0 and norm.running_mean.tolist() == [0.0] * 3
+    with pytest.raises(plugrad.errors.ShapeError, match="more than one value"):
+        norm(plugrad.ones(1, 3))
+    with pytest.raises(plugrad.errors.DtypeError, match="float64"):
+        norm(plugrad.ones(2, 3, dtype=plugrad.float64))
+    with pytest.raises(ValueError, match="process_group"):
+        nn.SyncBatchNorm(3, process_group="subgroup")
+    for wrong in (None, 3, torch.nn.BatchNorm1d(3)):
+        with pytest.raises(TypeError, match="convert_sync_batchnorm: module must be a plugrad"):
+            nn.SyncBatchNorm.convert_sync_batchnorm(wrong)
+    lazy = nn.Sequential(nn.Linear(2, 3), nn.LazyBatchNorm1d())
+    with pytest.raises(plugrad.errors.UninitializedParameterError, match="run the model once"):
+        nn.SyncBatchNorm.convert_sync_batchnorm(lazy)
+    lazy(plugrad.ones(4, 2))  # once it has seen an input, it is a BatchNorm1d
+    assert isinstance(nn.SyncBatchNorm.convert_sync_batchnorm(lazy)[1], nn.SyncBatchNorm)
+
+
+def _to_convert(lib):
+    """Batch norms of every kind, nested, frozen, in eval mode, beside an instance norm."""
+    inner = lib.nn.Sequential(lib.nn.BatchNorm1d(3, bias=False), lib.nn.InstanceNorm1d(3))
+    model = lib.nn.Sequential(
+        lib.nn.Conv2d(2, 4, 3),
+        lib.nn.BatchNorm2d(4, momentum=None),
+        lib.nn.Flatten(2),
+        lib.nn.BatchNorm1d(4, affine=False),
+        lib.nn.ModuleDict({"deep": inner, "volume": lib.nn.BatchNorm3d(2, eps=1e-3)}),
+    )
+    model[1].weight.requires_grad_(False)
+    inner[0].eval()
+    return model
+
+
+def test_convert_sync_batchnorm_replaces_what_pytorchs_replaces_keeping_the_tensors() -> None:
+    ours, theirs = _to_convert(plugrad), _to_convert(torch)
+    copy_from(ours, theirs)
+    ours[1](plugrad.asarray(images(2, 4, 3, 3)))  # statistics that are not the initial ones
+    theirs[1](torch.tensor(images(2, 4, 3, 3)))
+    before = dict(ours.state_dict(keep_vars=True))
+    parameters = dict(ours.named_parameters())
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(ours)
+    expected = torch.nn.SyncBatchNorm.convert_sync_batchnorm(theirs)
+    assert converted is ours  # the containers are changed in place
+    assert repr(converted) == repr(expected)
+    kinds = [type(m).__name__ for m in converted.modules()]
+    assert kinds == [type(m).__name__ for m in expected.modules()]
+    assert kinds.count("SyncBatchNorm") == 4 and "InstanceNorm1d" in kinds
+    assert list(converted.state_dict()) == list(expected.state_dict())
+    for key, tensor in converted.state_dict(keep_vars=True).items():
+        assert tensor is before[key], key  # the same tensors, not copies
+    assert dict(converted.named_parameters()) == parameters
+    assert converted[1].weight.requires_grad is False and converted[1].bias.requires_grad
+    deep = converted[4]["deep"][0]
+    assert deep.training is False and converted[1].training is True
+    assert (deep.bias, converted[3].weight, converted[1].momentum) == (None, None, None)
+    assert converted[4]["volume"].eps == 1e-3
+    # a batch norm by itself becomes a new SyncBatchNorm; other modules are returned as they are
+    norm = nn.BatchNorm2d(3)
+    alone = nn.SyncBatchNorm.convert_sync_batchnorm(norm)
+    assert type(alone) is nn.SyncBatchNorm and alone.weight is norm.weight
+    assert alone.running_var is norm.running_var
+    linear = nn.Linear(2, 2)
+    assert nn.SyncBatchNorm.convert_sync_batchnorm(linear) is linear
+
+
 def test_reprs_match_pytorch() -> None:
     for make in (
         lambda m: m.Linear(3, 2, bias=False),
