@@ -12,7 +12,7 @@ from ..creation import asarray, empty, full, ones, zeros
 from ..distributed.call_agreement import agree
 from ..distributed.communicator import ReduceOp
 from ..errors import DistributedError, InvalidArgumentError, ShapeError, UninitializedParameterError
-from ..function import Function, FunctionCtx, once_differentiable
+from ..function import Function, once_differentiable
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
@@ -506,7 +506,7 @@ class _SyncBatchNormFunction(Function):
 
     @staticmethod
     def forward(
-        ctx: FunctionCtx,
+        ctx: Any,  # (holds this pass's statistics as attributes)
         input: Tensor,
         weight: Tensor | None,
         bias: Tensor | None,
@@ -559,7 +559,7 @@ class _SyncBatchNormFunction(Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: FunctionCtx, grad: Tensor) -> tuple[Tensor | None, ...]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         input, weight = ctx.saved_tensors
         needs_input, needs_weight, needs_bias = ctx.needs_input_grad[:3]
         axes, kept, total = ctx.axes, ctx.kept, ctx.total
