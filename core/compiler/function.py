@@ -463,6 +463,8 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     if not hasattr(function, "__code__") and forward is not None:
         function = forward
     found: list[tuple[Any, Any, Any]] = []
+    names: set[str] = set()
+    keys: set[str] = set()
     functions, seen = [(function, 0)], {id(function)}
     while functions:
         function, depth = functions.pop()
@@ -471,6 +473,7 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
             continue
         read = _names_read(function, code)
         found += read
+        _collect_names(code, names, keys)
         if depth == _HELPER_DEPTH:
             continue
         for _, _, value in read:
@@ -480,7 +483,76 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
                 seen.add(id(helper))
                 if _is_the_programs(helper):
                     functions.append((helper, depth + 1))
-    return tuple(found)
+    owner = getattr(fn, "__self__", None) if forward is None or function is not forward else fn
+    roots = [owner] if owner is not None else []
+    roots += [value for _, _, value in found]
+    return tuple(found + _attributes_read(roots, names, keys))
+
+
+def _collect_names(code: types.CodeType, names: set[str], keys: set[str]) -> None:
+    """Add the names ``code`` (and the code nested in it) reads to ``names``, and its string
+    constants (a dictionary's keys, ``state["optimizer"]``) to ``keys``."""
+    codes = [code]
+    while codes:
+        current = codes.pop()
+        names.update(current.co_names)
+        for constant in current.co_consts:
+            if isinstance(constant, types.CodeType):
+                codes.append(constant)
+            elif type(constant) is str:
+                keys.add(constant)
+
+
+def _attributes_read(
+    roots: list[Any], names: set[str], keys: set[str]
+) -> list[tuple[Any, Any, Any]]:
+    """The attributes and dictionary entries the program's code may read of ``roots`` (the
+    object whose method is compiled, what its global names and closure cells hold), two
+    levels deep: ``self.model``, ``trainer.optimizer.param_groups``, ``state["opt"]``.
+
+    Found by name: an attribute of a root whose name the code reads (and a dictionary's
+    entry whose key is one of its string constants). Replacing one (``trainer.model =
+    nn.Linear(...)``, ``m.act = plugrad.tanh``, ``state["opt"] = SGD(...)``) must make
+    the plan miss, as rebinding a global does; the replay would read the old object.
+    Python numbers and strings are read as the capture found them, as globals are. Each
+    entry is ``(object, name, value)``, or ``(dictionary, key, value)``: a module's
+    children, parameters and buffers are entries of its dictionaries.
+    """
+    found: list[tuple[Any, Any, Any]] = []
+    seen: set[int] = set()
+    stack = [(root, 0) for root in roots]
+    while stack:
+        holder, level = stack.pop()
+        if id(holder) in seen or isinstance(holder, _NOT_STATE) or isinstance(holder, Tensor):
+            continue
+        seen.add(id(holder))
+        if type(holder) is dict:
+            tables: list[tuple[Any, Any, set[str]]] = [(holder, holder, keys)]
+        elif hasattr(holder, "__dict__") and not isinstance(holder, type):
+            fields = vars(holder)
+            tables = [(holder, fields, names)]
+            if isinstance(holder, _module.Module):
+                tables += [(table, table, names) for table in _module_tables(holder)]
+        else:
+            continue
+        for target, table, wanted in tables:
+            for name in sorted(wanted.intersection(table)):
+                value = table[name]
+                if isinstance(value, _UNGUARDED):
+                    continue
+                found.append((target, name, value))
+                if level + 1 < _ATTRIBUTE_DEPTH:
+                    stack.append((value, level + 1))
+    return found
+
+
+def _module_tables(module: Any) -> list[dict[str, Any]]:
+    """A module's children, parameters and buffers, by name (its attributes by ``getattr``)."""
+    return [module._modules, module._parameters, module._buffers]
+
+
+#: How many attributes deep :func:`_attributes_read` looks (``self.model.encoder``: 2).
+_ATTRIBUTE_DEPTH = 2
 
 
 def _ids_bound(bindings: tuple[tuple[Any, Any, Any], ...]) -> set[int]:
@@ -618,7 +690,7 @@ def _guarding_bindings(
             if type(holder) is dict:
                 now = holder.get(name, _MISSING)
             else:
-                now = holder.cell_contents if name is None else getattr(holder, name)
+                now = holder.cell_contents if name is None else getattr(holder, name, _MISSING)
             if now is not value:
                 return codegen.MISS
         return replay(L, F)

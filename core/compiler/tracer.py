@@ -1891,6 +1891,20 @@ class Tracer:
         change between calls captures again instead of replaying the old value."""
         guards = []
         for module in modules:
+            # Code a module holds (``self.activation = F.gelu``) is checked to be the same
+            # object, and ``forward`` to be the class's still (one set on the instance would
+            # be called instead): other code would compute otherwise.
+            fields = module.__dict__
+            code = [
+                name for name, value in fields.items()
+                if callable(value) and not isinstance(value, type)
+                and name not in ("forward", "_compiled_call")
+            ]  # fmt: skip
+            held = self.constant(fields, "attributes_")
+            for name in ("forward", *code):
+                expected = fields.get(name)
+                target = "None" if expected is None else self.constant(expected, "code_")
+                guards.append(f"{held}.get({name!r}) is {target}")
             names = [
                 name for name, value in module.__dict__.items()
                 if name != "training" and _is_plain_setting(value)

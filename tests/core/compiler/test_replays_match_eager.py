@@ -923,6 +923,99 @@ def test_rebinding_a_global_or_a_closure_variable_the_function_reads_captures_an
     assert compiled(plugrad.zeros(2)).tolist() == [5.0, 5.0]
 
 
+class _Trainer:
+    """A trainer holding its model, optimizer and scheduler as attributes."""
+
+    def __init__(self, lr: float) -> None:
+        self.model = nn.Linear(2, 1)
+        self.optimizer = optim.SGD(self.model.parameters(), lr=lr)
+        self.scheduler = optim.lr_scheduler.StepLR(self.optimizer, 1, 0.5)
+
+    def step(self, x):
+        self.optimizer.zero_grad()
+        loss = self.model(x).sum()
+        loss.backward()
+        self.optimizer.step()
+        self.scheduler.step()
+        return loss
+
+
+def test_replacing_an_object_the_function_reaches_by_an_attribute_or_a_key_captures_anew():
+    # A replay read the objects the capture found: a trainer's model, optimizer or
+    # scheduler replaced (t.model = ...), one held in a dictionary (state["opt"] = ...),
+    # a function held by a module (m.act = plugrad.tanh) or a forward set on the instance
+    # went on computing with the old one, without a word.
+    x = plugrad.ones(3, 2)
+
+    def run(trainer, compiled, change):
+        losses = []
+        for call in range(6):
+            if call == 3:
+                change(trainer)
+            losses.append(compiled(x).item())
+        return losses, [p.detach().clone() for p in trainer.model.parameters()]
+
+    def new_model(trainer):
+        trainer.model = nn.Linear(2, 1)
+        with plugrad.no_grad():
+            trainer.model.weight.fill_(0.5)
+            trainer.model.bias.fill_(-1.0)
+
+    changes = {
+        "model": new_model,
+        "optimizer": lambda t: setattr(t, "optimizer", optim.SGD(t.model.parameters(), lr=1.0)),
+        "scheduler": lambda t: setattr(
+            t, "scheduler", optim.lr_scheduler.ExponentialLR(t.optimizer, 0.9)
+        ),
+    }
+    for name, change in changes.items():
+        plugrad.manual_seed(0)
+        eager = _Trainer(0.1)
+        plugrad.manual_seed(0)
+        compiled = _Trainer(0.1)
+        expected, expected_params = run(eager, eager.step, change)
+        got, got_params = run(compiled, plugrad.compile(compiled.step), change)
+        assert got == expected, name
+        for mine, theirs in zip(got_params, expected_params):
+            assert mine.tolist() == theirs.tolist(), name
+
+    weight = plugrad.tensor([1.0], requires_grad=True)
+    state = {"opt": optim.SGD([weight], lr=0.1)}
+
+    def step():
+        state["opt"].zero_grad()
+        (weight * 1).sum().backward()
+        state["opt"].step()
+        return weight * 1
+
+    compiled = plugrad.compile(step)
+    assert [compiled().item() for _ in range(2)] == pytest.approx([0.9, 0.8])
+    state["opt"] = optim.SGD([weight], lr=10.0)
+    assert compiled().item() == pytest.approx(-9.2)
+
+    class Activated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = plugrad.relu
+
+        def forward(self, x):
+            return self.act(x)
+
+    values = plugrad.tensor([-1.0, 2.0])
+    module = Activated()
+    compiled = plugrad.compile(module)
+    assert compiled(values).tolist() == compiled(values).tolist() == [0.0, 2.0]
+    module.act = plugrad.tanh
+    assert compiled(values).tolist() == plugrad.tanh(values).tolist()
+
+    layer = nn.Linear(2, 2)
+    compiled = plugrad.compile(nn.Sequential(layer))  # a module it calls, not the one compiled
+    compiled(values)
+    compiled(values)
+    layer.forward = lambda t: t * 100
+    assert compiled(values).tolist() == [-100.0, 200.0]
+
+
 def test_replacing_a_functions_default_arguments_captures_anew():
     # A default read by the function is part of what the capture saw: replays used the
     # old one after fn.__defaults__ (or __kwdefaults__) was replaced.
