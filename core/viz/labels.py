@@ -92,7 +92,8 @@ def python_text(value: Any, device: Any) -> str:
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, Tensor):
         return f"tensor{shape_text(value.shape)}"
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, type):
+        # (a NumPy dtype given as its scalar class, numpy.float64, has both, as descriptors)
         return f"array{shape_text(tuple(value.shape))}"
     if isinstance(value, (bool, int, float, complex)):
         return format_number(value)

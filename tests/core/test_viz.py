@@ -135,6 +135,20 @@ def test_shapes_and_dtypes_on_every_box() -> None:
     assert dot.text(dot.titled("output")) == "output\n(4,) float64"
 
 
+def test_an_op_given_a_dtype_is_drawn_with_its_name() -> None:
+    # NumPy's dtype given as its scalar class (numpy.float64) has a shape and a dtype (class
+    # descriptors): it was drawn as an array, and to_dot failed with "'getset_descriptor'
+    # object is not iterable" for astype, a promotion or sum(dtype=).
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    for y, title in (
+        (plugrad.astype(x, plugrad.float64), "AstypeBackward"),
+        (x * plugrad.ones(2, dtype=plugrad.float64), "AstypeBackward"),
+        (plugrad.sum(x, dtype=plugrad.float64), "SumBackward"),
+    ):
+        dot = Dot(viz.to_dot(y))
+        assert dot.text(dot.titled(title)).endswith("float64\ndtype=float64")
+
+
 def test_values_small_and_truncated() -> None:
     x = plugrad.tensor([1.0, 2.5, -3.0], requires_grad=True)
     big = plugrad.arange(100, dtype=plugrad.float32)
