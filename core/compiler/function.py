@@ -282,7 +282,8 @@ class CompiledFunction:
                     f"plugrad.compile: {self._name()} captured more plans for one input "
                     f"signature than its cache holds ({self.cache_size}): something its plans "
                     "check changes from call to call (a module's setting such as Dropout.p, "
-                    "a parameter replaced, a global rebound), and each such call pays for a "
+                    "a parameter replaced, a global or an attribute it reads rebound, as "
+                    "self.state = {...} at every call), and each such call pays for a "
                     "capture. Make what changes a tensor (changed in place) or an argument.",
                     CompileWarning,
                     stacklevel=4,  # the caller of the compiled function
