@@ -349,7 +349,7 @@ class SyncBatchNorm(_BatchNorm):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         if process_group is not None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"SyncBatchNorm: process_group={process_group!r} is not supported: only the "
                 "default group (every process) is; leave it at None"
             )
@@ -408,7 +408,7 @@ class SyncBatchNorm(_BatchNorm):
                 f"got {type(module).__name__}"
             )
         if process_group is not None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "SyncBatchNorm.convert_sync_batchnorm: process_group="
                 f"{process_group!r} is not supported: only the default group (every "
                 "process) is; leave it at None"
@@ -475,7 +475,9 @@ def _check_sync_arguments(
     F._check_per_channel("SyncBatchNorm", input.shape[1], input, running_mean=running_mean,
                          running_var=running_var, weight=weight, bias=bias)  # fmt: skip
     if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps > 0:
-        raise ValueError(f"SyncBatchNorm: eps must be a positive number in training, got {eps!r}")
+        raise InvalidArgumentError(
+            f"SyncBatchNorm: eps must be a positive number in training, got {eps!r}"
+        )
 
 
 def _across_ranks(kind: str, tensor: Tensor) -> Tensor:

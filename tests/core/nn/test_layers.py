@@ -335,7 +335,7 @@ def test_sync_batch_norm_refuses_what_batch_norm_refuses() -> None:
         norm(plugrad.ones(1, 3))
     with pytest.raises(plugrad.errors.DtypeError, match="float64"):
         norm(plugrad.ones(2, 3, dtype=plugrad.float64))
-    with pytest.raises(ValueError, match="process_group"):
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="process_group"):
         nn.SyncBatchNorm(3, process_group="subgroup")
     for wrong in (None, 3, torch.nn.BatchNorm1d(3)):
         with pytest.raises(TypeError, match="convert_sync_batchnorm: module must be a plugrad"):
