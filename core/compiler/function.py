@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import sys
 import sysconfig
 import types
 import warnings
@@ -20,6 +21,7 @@ from .. import inplace as _inplace
 from .. import lazy as _lazy
 from .. import registry as _registry
 from ..errors import CompileError, CompileWarning, GraphBreakError, checked_bool
+from ..function import Function
 from ..grad_mode import _state
 from ..nn import module as _module
 from ..tensor import Tensor, tensors_in
@@ -167,6 +169,9 @@ class CompiledFunction:
             bindings = _bindings_read(self.fn)  # as the call found them
             tracer = Tracer(leaves, self.fullgraph)
             tracer.bound = _ids_bound(bindings)
+            tracer.reached_modules = [
+                value for _, _, value in bindings if isinstance(value, _module.Module)
+            ]
             tracer.install()
             try:
                 result = self._run(*args, **kwargs)
@@ -423,8 +428,27 @@ _dtypes.on_default_change(_forget_every_plan)
 
 
 #: Values whose binding a plan does not guard: Python's immutable scalars, read as the
-#: capture found them (documented), and modules and classes, which are not rebound.
-_UNGUARDED = (bool, int, float, complex, str, bytes, type(None), types.ModuleType, type)
+#: capture found them (documented). (Modules are guarded only where they are the
+#: program's, see ``_is_unguarded``: plugrad's and libraries' are not rebound.)
+_UNGUARDED = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _is_unguarded(value: Any) -> bool:
+    """Whether a binding to ``value`` is not guarded: a Python scalar, or a module or class
+    of plugrad's, a library's or Python's (``import numpy as np``, ``Tensor``: checked at
+    every call they would cost every replay, and are not rebound)."""
+    if isinstance(value, _UNGUARDED):
+        return True
+    if isinstance(value, type):
+        return not _is_the_programs_class(value)
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+        path = getattr(value, "__file__", None) or ""
+        return (
+            name in sys.builtin_module_names or name == "plugrad" or name.startswith("plugrad.")
+            or path.startswith(_LIBRARY_PATHS)
+        )  # fmt: skip
+    return False
 
 
 def compile_module_calls(module: Any, **options: Any) -> CompiledFunction:
@@ -461,12 +485,14 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     """
     function = getattr(fn, "__func__", fn)
     forward = getattr(type(fn), "forward", None)  # a module's (its own state is checked)
+    owner = getattr(fn, "__self__", None)
     if not hasattr(function, "__code__") and forward is not None:
-        function = forward
+        function, owner = forward, fn
     found: list[tuple[Any, Any, Any]] = []
-    names: set[str] = set()
+    names: set[str] = {"forward"} if isinstance(owner, _module.Module) else set()
     keys: set[str] = set()
     functions, seen = [(function, 0)], {id(function)}
+    looked_up: set[str] = set()
     while functions:
         function, depth = functions.pop()
         code = getattr(function, "__code__", None)
@@ -475,6 +501,15 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
         read = _names_read(function, code)
         found += read
         _collect_names(code, names, keys)
+        if owner is not None:
+            # The object's class is the program's too: a method its code calls
+            # (self.helper(x)) or a class attribute it reads, replaced on the class or
+            # shadowed on the object, computes otherwise; such a method's names are read.
+            new = names - looked_up
+            looked_up |= new
+            statics = _class_attributes_read(owner, new)
+            found += statics
+            read = read + statics
         if depth == _HELPER_DEPTH:
             continue
         for _, _, value in read:
@@ -484,10 +519,42 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
                 seen.add(id(helper))
                 if _is_the_programs(helper):
                     functions.append((helper, depth + 1))
-    owner = getattr(fn, "__self__", None) if forward is None or function is not forward else fn
     roots = [owner] if owner is not None else []
     roots += [value for _, _, value in found]
     return tuple(found + _attributes_read(roots, names, keys))
+
+
+def _class_attributes_read(owner: Any, names: set[str]) -> list[tuple[Any, Any, Any]]:
+    """For each of ``names`` that ``owner``'s class (a class of the program's, not
+    plugrad's or a library's) defines and ``owner`` does not shadow: the class's own
+    entry, and that ``owner`` holds no attribute of that name (one set later shadows it).
+    Each entry is ``(mapping, name, value)``, read as a global name is."""
+    found: list[tuple[Any, Any, Any]] = []
+    fields = getattr(owner, "__dict__", None)
+    if not isinstance(fields, dict):
+        return found
+    for name in sorted(names):
+        if name in fields:
+            continue  # the object's own attribute (see _attributes_read)
+        for cls in type(owner).__mro__:
+            entry = cls.__dict__.get(name, _MISSING)
+            if entry is _MISSING:
+                continue
+            if _is_the_programs_class(cls):
+                found.append((cls.__dict__, name, entry))
+                found.append((fields, name, _MISSING))
+            break
+    return found
+
+
+def _is_the_programs_class(cls: type) -> bool:
+    """Whether ``cls`` is defined by the program (not plugrad, a library or Python)."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None) or ""
+    name = cls.__module__ or ""
+    if name == "builtins" or name == "plugrad" or name.startswith("plugrad."):
+        return False
+    return not path.startswith(_LIBRARY_PATHS)
 
 
 def _collect_names(code: types.CodeType, names: set[str], keys: set[str]) -> None:
@@ -524,22 +591,35 @@ def _attributes_read(
     stack = [(root, 0) for root in roots]
     while stack:
         holder, level = stack.pop()
-        if id(holder) in seen or isinstance(holder, _NOT_STATE) or isinstance(holder, Tensor):
+        if id(holder) in seen or isinstance(holder, Tensor):
+            continue
+        if isinstance(holder, _NOT_STATE) and not isinstance(holder, (type, types.ModuleType)):
             continue
         seen.add(id(holder))
         if type(holder) is dict:
             tables: list[tuple[Any, Any, set[str]]] = [(holder, holder, keys)]
-        elif hasattr(holder, "__dict__") and not isinstance(holder, type):
+        elif isinstance(holder, type):
+            # A custom Function's code, replaced on its class (Op.backward = ...)
+            if not (issubclass(holder, Function) and _is_the_programs_class(holder)):
+                continue
+            table = holder.__dict__
+            tables = [(table, table, _FUNCTION_METHODS)]
+        elif isinstance(holder, types.ModuleType):
+            if _is_unguarded(holder):
+                continue
+            tables = [(holder.__dict__, holder.__dict__, names)]  # the program's module
+        elif hasattr(holder, "__dict__"):
             fields = vars(holder)
             tables = [(holder, fields, names)]
             if isinstance(holder, _module.Module):
-                tables += [(table, table, names) for table in _module_tables(holder)]
+                # by attribute (self.encoder) or by key (a ModuleDict's heads["a"])
+                tables += [(table, table, names | keys) for table in _module_tables(holder)]
         else:
             continue
         for target, table, wanted in tables:
             for name in sorted(wanted.intersection(table)):
                 value = table[name]
-                if isinstance(value, _UNGUARDED):
+                if _is_unguarded(value):
                     continue
                 found.append((target, name, value))
                 if level + 1 < _ATTRIBUTE_DEPTH:
@@ -554,6 +634,8 @@ def _module_tables(module: Any) -> list[dict[str, Any]]:
 
 #: How many attributes deep :func:`_attributes_read` looks (``self.model.encoder``: 2).
 _ATTRIBUTE_DEPTH = 2
+#: What a custom Function's class holds of its code.
+_FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vmap"})
 
 
 def _ids_bound(bindings: tuple[tuple[Any, Any, Any], ...]) -> set[int]:
@@ -581,14 +663,14 @@ def _names_read(function: Any, code: types.CodeType) -> list[tuple[Any, Any, Any
     namespace = function.__globals__
     for name in sorted(names):
         value = namespace.get(name, _MISSING)
-        if value is not _MISSING and not isinstance(value, _UNGUARDED):
+        if value is not _MISSING and not _is_unguarded(value):
             found.append((namespace, name, value))
     for cell in function.__closure__ or ():
         try:
             value = cell.cell_contents
         except ValueError:  # a cell not bound yet
             continue
-        if not isinstance(value, _UNGUARDED):
+        if not _is_unguarded(value):
             found.append((cell, None, value))
     # Defaults are bound like names: replacing them (``fn.__defaults__ = ...``) changes
     # what a call without that argument computes.
@@ -617,6 +699,8 @@ def _is_the_programs(function: types.FunctionType) -> bool:
 
 
 _MISSING = object()
+#: The type of a class's ``__dict__`` (a read-only view of it).
+_CLASS_DICT = types.MappingProxyType
 
 #: How deep and how far :func:`_held_by_state` looks through the function's state.
 _STATE_DEPTH = 8
@@ -624,6 +708,8 @@ _STATE_OBJECTS = 20_000
 #: What holds no tensor of the function's state (or is code, not state).
 _NOT_STATE = (
     *_UNGUARDED,
+    types.ModuleType,
+    type,
     types.FunctionType,
     types.BuiltinFunctionType,
     types.MethodType,
@@ -688,7 +774,7 @@ def _guarding_bindings(
 
     def guarded(L: Any, F: Any) -> Any:
         for holder, name, value in bindings:
-            if type(holder) is dict:
+            if type(holder) is dict or type(holder) is _CLASS_DICT:
                 now = holder.get(name, _MISSING)
             else:
                 now = holder.cell_contents if name is None else getattr(holder, name, _MISSING)

@@ -1233,6 +1233,8 @@ class Tracer:
         #: ids of what the function's global names, closure cells and defaults held when
         #: the call began (a plan misses when they are rebound): not made in the call.
         self.bound: set[int] = set()
+        #: Modules the function's names reach (see ``plan``), called or not.
+        self.reached_modules: list[Any] = []
         self._saved: list[tuple[Any, str, Any]] = []
         #: Source of a free tensor read before any host call -> what the replay checks of it
         #: (see ``TENSOR_META``).
@@ -1853,7 +1855,9 @@ class Tracer:
             # With the modules below them, called or not: forward may read a setting or a
             # tensor of a child it does not call (``self.norm.eps``, ``self.head.weight``).
             below: dict[int, Any] = {}
-            for module in self.modules.values():
+            # (and the modules the function reaches by name without calling them: a
+            # ModuleList in a closure whose layers it calls in a loop)
+            for module in (*self.modules.values(), *self.reached_modules):
                 for child in module.modules():
                     if id(child) not in self.modules:
                         below.setdefault(id(child), child)
@@ -1892,19 +1896,14 @@ class Tracer:
         guards = []
         for module in modules:
             # Code a module holds (``self.activation = F.gelu``) is checked to be the same
-            # object, and ``forward`` to be the class's still (one set on the instance would
-            # be called instead): other code would compute otherwise.
+            # object, and its attributes to be as many: one set later (a ``forward`` or a
+            # method on the instance, a setting shadowing the class's) computes otherwise.
             fields = module.__dict__
-            code = [
-                name for name, value in fields.items()
-                if callable(value) and not isinstance(value, type)
-                and name not in ("forward", "_compiled_call")
-            ]  # fmt: skip
             held = self.constant(fields, "attributes_")
-            for name in ("forward", *code):
-                expected = fields.get(name)
-                target = "None" if expected is None else self.constant(expected, "code_")
-                guards.append(f"{held}.get({name!r}) is {target}")
+            guards.append(f"len({held}) == {len(fields)}")
+            for name, value in fields.items():
+                if callable(value) and not isinstance(value, type) and name != "_compiled_call":
+                    guards.append(f"{held}.get({name!r}) is {self.constant(value, 'code_')}")
             names = [
                 name for name, value in module.__dict__.items()
                 if name != "training" and _is_plain_setting(value)

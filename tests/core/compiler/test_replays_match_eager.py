@@ -1016,6 +1016,106 @@ def test_replacing_an_object_the_function_reaches_by_an_attribute_or_a_key_captu
     assert compiled(values).tolist() == [-100.0, 200.0]
 
 
+_FACTOR = plugrad.full((2,), 4.0)
+
+
+class _Doubled(nn.Module):
+    scale = plugrad.full((2,), 1.0)  # a class-level default
+
+    def helper(self, x):
+        return x * 2 * _FACTOR  # a method reading a global
+
+    def forward(self, x):
+        return self.helper(x) * self.scale
+
+
+class _Square(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+class _Cube(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0
+
+
+_OP = _Square
+
+
+def test_code_and_state_reached_through_classes_methods_and_containers_capture_anew():
+    # Each change below left replays computing with the old code or tensor: a setting
+    # shadowing the class's default, a method or forward replaced on the instance or the
+    # class, a global read by a method, a global class rebound, a custom Function's
+    # backward replaced, a ModuleDict entry or a ModuleList layer added (held in a
+    # closure).
+    global _FACTOR, _OP
+    x = plugrad.ones(2)
+    changes = [
+        lambda m: setattr(m, "scale", plugrad.full((2,), 5.0)),
+        lambda m: setattr(m, "helper", lambda t: t * 10),
+        lambda m: setattr(_Doubled, "forward", lambda self, t: t * 7),
+        lambda m: globals().__setitem__("_FACTOR", plugrad.full((2,), 3.0)),
+    ]
+    saved = (_Doubled.__dict__["forward"], _FACTOR)
+    try:
+        for change in changes:
+            module = _Doubled()
+            compiled = plugrad.compile(module)
+            assert compiled(x).tolist() == compiled(x).tolist() == [8.0, 8.0]
+            change(module)
+            assert compiled(x).tolist() == module(x).tolist() != [8.0, 8.0]
+            _Doubled.forward, _FACTOR = saved
+    finally:
+        _Doubled.forward, _FACTOR = saved
+
+    def gradient(x):
+        x = x.detach().requires_grad_(True)
+        _OP.apply(x * 2).sum().backward()
+        return x.grad
+
+    compiled = plugrad.compile(gradient)
+    assert compiled(x).tolist() == compiled(x).tolist() == [8.0, 8.0]
+    original = _Square.__dict__["backward"]
+    try:
+        _OP = _Cube
+        assert compiled(x).tolist() == [0.0, 0.0]
+        _OP = _Square
+        assert compiled(x).tolist() == [8.0, 8.0]
+        _Square.backward = staticmethod(lambda ctx, g: g * 9)
+        assert compiled(x).tolist() == gradient(x).tolist() == [18.0, 18.0]
+    finally:
+        _OP = _Square
+        _Square.backward = original
+
+    heads = nn.ModuleDict({"act": nn.Tanh()})
+    layers = nn.ModuleList([nn.Tanh()])
+
+    def through_containers(x):
+        for layer in layers:
+            x = layer(x)
+        return heads["act"](x)
+
+    compiled = plugrad.compile(through_containers)
+    for _ in range(2):
+        assert compiled(x).tolist() == through_containers(x).tolist()
+    heads["act"] = nn.Sigmoid()
+    assert compiled(x).tolist() == through_containers(x).tolist()
+    layers.append(nn.Tanh())
+    assert compiled(x).tolist() == through_containers(x).tolist()
+
+
 def test_replacing_a_functions_default_arguments_captures_anew():
     # A default read by the function is part of what the capture saw: replays used the
     # old one after fn.__defaults__ (or __kwdefaults__) was replaced.
