@@ -526,25 +526,32 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
 
 def _class_attributes_read(owner: Any, names: set[str]) -> list[tuple[Any, Any, Any]]:
     """For each of ``names`` that ``owner``'s class (a class of the program's, not
-    plugrad's or a library's) defines and ``owner`` does not shadow: the class's own
-    entry, and that ``owner`` holds no attribute of that name (one set later shadows it).
-    Each entry is ``(mapping, name, value)``, read as a global name is."""
+    plugrad's or a library's) defines and ``owner`` does not shadow: the class's entry,
+    and that ``owner`` holds no attribute of that name (one set later shadows it)."""
     found: list[tuple[Any, Any, Any]] = []
     fields = getattr(owner, "__dict__", None)
     if not isinstance(fields, dict):
         return found
     for name in sorted(names):
-        if name in fields:
-            continue  # the object's own attribute (see _attributes_read)
-        for cls in type(owner).__mro__:
-            entry = cls.__dict__.get(name, _MISSING)
-            if entry is _MISSING:
-                continue
-            if _is_the_programs_class(cls):
-                found.append((cls.__dict__, name, entry))
-                found.append((fields, name, _MISSING))
-            break
+        if name not in fields:  # (the object's own attributes: see _attributes_read)
+            looked_up = _looked_up(type(owner).__mro__, name)
+            if looked_up:
+                found += [(fields, name, _MISSING), *looked_up]
     return found
+
+
+def _looked_up(mro: tuple[type, ...], name: str) -> list[tuple[Any, Any, Any]]:
+    """Where ``name`` is found along ``mro``, as guards: that the program's classes before
+    the one defining it still do not, and that one's entry (where it is the program's)."""
+    found: list[tuple[Any, Any, Any]] = []
+    for cls in mro:
+        if not _is_the_programs_class(cls):
+            return found if name in cls.__dict__ else []
+        entry = cls.__dict__.get(name, _MISSING)
+        found.append((cls.__dict__, name, entry))
+        if entry is not _MISSING:
+            return found
+    return []
 
 
 def _is_the_programs_class(cls: type) -> bool:
@@ -600,10 +607,10 @@ def _attributes_read(
             tables: list[tuple[Any, Any, set[str]]] = [(holder, holder, keys)]
         elif isinstance(holder, type):
             # A custom Function's code, replaced on its class (Op.backward = ...)
-            if not (issubclass(holder, Function) and _is_the_programs_class(holder)):
-                continue
-            table = holder.__dict__
-            tables = [(table, table, _FUNCTION_METHODS)]
+            if issubclass(holder, Function) and _is_the_programs_class(holder):
+                for name in _FUNCTION_METHODS:
+                    found += _looked_up(holder.__mro__, name)
+            continue
         elif isinstance(holder, types.ModuleType):
             if _is_unguarded(holder):
                 continue
@@ -635,7 +642,7 @@ def _module_tables(module: Any) -> list[dict[str, Any]]:
 #: How many attributes deep :func:`_attributes_read` looks (``self.model.encoder``: 2).
 _ATTRIBUTE_DEPTH = 2
 #: What a custom Function's class holds of its code.
-_FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vmap"})
+_FUNCTION_METHODS = ("forward", "backward", "setup_context", "jvp", "vmap")
 
 
 def _ids_bound(bindings: tuple[tuple[Any, Any, Any], ...]) -> set[int]:
