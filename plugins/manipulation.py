@@ -306,7 +306,8 @@ def _whole_counts(function: str, counts: tuple[Any, ...]) -> tuple[int, ...]:
         return tuple(map(operator.index, counts))
     except TypeError:
         raise ArgumentError(
-            f"{function}(): the counts must be whole numbers, got {counts!r}"
+            f"{function}(): the counts must be whole numbers, got {counts!r}; give ints "
+            f"(x.{function}(2, 1)), one per dimension"
         ) from None
 
 

@@ -442,12 +442,7 @@ def _is_unguarded(value: Any) -> bool:
     if isinstance(value, type):
         return not _is_the_programs_class(value)
     if isinstance(value, types.ModuleType):
-        name = value.__name__
-        path = getattr(value, "__file__", None) or ""
-        return (
-            name in sys.builtin_module_names or name == "plugrad" or name.startswith("plugrad.")
-            or path.startswith(_LIBRARY_PATHS)
-        )  # fmt: skip
+        return _is_library(value.__name__, getattr(value, "__file__", None))
     return False
 
 
@@ -557,11 +552,7 @@ def _looked_up(mro: tuple[type, ...], name: str) -> list[tuple[Any, Any, Any]]:
 def _is_the_programs_class(cls: type) -> bool:
     """Whether ``cls`` is defined by the program (not plugrad, a library or Python)."""
     module = sys.modules.get(cls.__module__)
-    path = getattr(module, "__file__", None) or ""
-    name = cls.__module__ or ""
-    if name == "builtins" or name == "plugrad" or name.startswith("plugrad."):
-        return False
-    return not path.startswith(_LIBRARY_PATHS)
+    return not _is_library(cls.__module__ or "", getattr(module, "__file__", None))
 
 
 def _collect_names(code: types.CodeType, names: set[str], keys: set[str]) -> None:
@@ -600,8 +591,6 @@ def _attributes_read(
         holder, level = stack.pop()
         if id(holder) in seen or isinstance(holder, Tensor):
             continue
-        if isinstance(holder, _NOT_STATE) and not isinstance(holder, (type, types.ModuleType)):
-            continue
         seen.add(id(holder))
         if type(holder) is dict:
             tables: list[tuple[Any, Any, set[str]]] = [(holder, holder, keys)]
@@ -615,14 +604,16 @@ def _attributes_read(
             if _is_unguarded(holder):
                 continue
             tables = [(holder.__dict__, holder.__dict__, names)]  # the program's module
-        elif hasattr(holder, "__dict__"):
-            fields = vars(holder)
-            tables = [(holder, fields, names)]
+        elif isinstance(holder, _NOT_STATE) or not hasattr(holder, "__dict__"):
+            continue
+        else:
+            tables = [(holder, vars(holder), names)]
             if isinstance(holder, _module.Module):
                 # by attribute (self.encoder) or by key (a ModuleDict's heads["a"])
-                tables += [(table, table, names | keys) for table in _module_tables(holder)]
-        else:
-            continue
+                tables += [
+                    (table, table, names | keys)
+                    for table in (holder._modules, holder._parameters, holder._buffers)
+                ]
         for target, table, wanted in tables:
             for name in sorted(wanted.intersection(table)):
                 value = table[name]
@@ -632,11 +623,6 @@ def _attributes_read(
                 if level + 1 < _ATTRIBUTE_DEPTH:
                     stack.append((value, level + 1))
     return found
-
-
-def _module_tables(module: Any) -> list[dict[str, Any]]:
-    """A module's children, parameters and buffers, by name (its attributes by ``getattr``)."""
-    return [module._modules, module._parameters, module._buffers]
 
 
 #: How many attributes deep :func:`_attributes_read` looks (``self.model.encoder``: 2).
@@ -700,14 +686,18 @@ _LIBRARY_PATHS = tuple(
 def _is_the_programs(function: types.FunctionType) -> bool:
     """Whether ``function`` is the program's own code (not plugrad's or a library's)."""
     module = getattr(function, "__module__", None) or ""
-    if module == "plugrad" or module.startswith("plugrad."):
-        return False
-    return not function.__code__.co_filename.startswith(_LIBRARY_PATHS)
+    return not _is_library(module, function.__code__.co_filename)
+
+
+def _is_library(module: str, path: str | None) -> bool:
+    """Whether the module named ``module``, read from ``path``, is plugrad, Python's or an
+    installed package's (its functions, classes and globals are not the program's)."""
+    if module == "plugrad" or module.startswith("plugrad.") or module in sys.builtin_module_names:
+        return True
+    return (path or "").startswith(_LIBRARY_PATHS)
 
 
 _MISSING = object()
-#: The type of a class's ``__dict__`` (a read-only view of it).
-_CLASS_DICT = types.MappingProxyType
 
 #: How deep and how far :func:`_held_by_state` looks through the function's state.
 _STATE_DEPTH = 8
@@ -781,7 +771,7 @@ def _guarding_bindings(
 
     def guarded(L: Any, F: Any) -> Any:
         for holder, name, value in bindings:
-            if type(holder) is dict or type(holder) is _CLASS_DICT:
+            if type(holder) is dict or type(holder) is types.MappingProxyType:  # (a class's)
                 now = holder.get(name, _MISSING)
             else:
                 now = holder.cell_contents if name is None else getattr(holder, name, _MISSING)

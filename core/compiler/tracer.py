@@ -1905,7 +1905,7 @@ class Tracer:
                 if callable(value) and not isinstance(value, type) and name != "_compiled_call":
                     guards.append(f"{held}.get({name!r}) is {self.constant(value, 'code_')}")
             names = [
-                name for name, value in module.__dict__.items()
+                name for name, value in fields.items()
                 if name != "training" and _is_plain_setting(value)
             ]  # fmt: skip
             if not names:
