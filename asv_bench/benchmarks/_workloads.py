@@ -664,18 +664,21 @@ class MLPStep(Workload):
     def plugrad_capture_step(self) -> plugrad.Tensor:
         """:meth:`plugrad_compiled_step` with its plans forgotten: capture time, not replay.
 
-        Python's compiled code of earlier captures is forgotten too, so each call
-        pays for the whole capture, compiling its source included.
+        The capture's call runs the step, recording it; the plan's code is written
+        and compiled at its first replay (see :meth:`plugrad_capture_and_first_replay`).
         """
         self.skip_if_compile_gap()
         self._compiled_step.cache_clear()
         _codegen.forget_code()
         return self._computed(self._compiled_step(self.x, self.onehot), self.params)
 
-    def plugrad_recapture_step(self) -> plugrad.Tensor:
-        """A capture whose source was compiled before (same text): Python's compiler is skipped."""
+    def plugrad_capture_and_first_replay(self) -> plugrad.Tensor:
+        """Two steps: a capture, then the first replay, which writes the plan's code and
+        compiles it (Python's compiled code of earlier captures forgotten)."""
         self.skip_if_compile_gap()
         self._compiled_step.cache_clear()
+        _codegen.forget_code()
+        self._compiled_step(self.x, self.onehot)
         return self._computed(self._compiled_step(self.x, self.onehot), self.params)
 
     @functools.cached_property
@@ -704,6 +707,10 @@ class MLPStep(Workload):
             return loss
 
         return plugrad.compile(step, fullgraph=True)
+
+    def floor_two_steps(self) -> Any:
+        self.floor_step()
+        return self.floor_step()
 
     def floor_step(self) -> Any:
         xp, x, onehot = self.xp, self.xr, self.onehot_r

@@ -6,7 +6,9 @@ backward and an in-place SGD update of the six parameters, at batch sizes 8,
 traffic; at 1024 it is mostly matrix products, so the ratio to the floor should
 approach 1. The ``compiled`` benchmarks run the same steps through
 :func:`plugrad.compile` (captured in ``setup``, then replayed);
-``time_plugrad_capture_step`` times a capture. The floor
+``time_plugrad_capture_step`` times a capture, and
+``time_plugrad_capture_and_first_replay`` a capture and the first replay, which
+writes and compiles the plan's code (against two floor steps). The floor
 (``_workloads.MLPStep.floor_step``) computes the gradient with respect to
 the logits directly, ``(softmax - onehot) / batch``, as hand-written code
 would; plugrad differentiates the loss op by op.
@@ -51,6 +53,8 @@ class MLPTrainingStep:
     time_plugrad_compiled_module_step = timed("plugrad_compiled_module_step")
     time_plugrad_compiled_model_step = timed("plugrad_compiled_model_step")
     time_plugrad_capture_step = timed("plugrad_capture_step")
+    time_plugrad_capture_and_first_replay = timed("plugrad_capture_and_first_replay")
+    time_floor_two_steps = timed("floor_two_steps")
     time_floor_step = timed("floor_step")
 
     track_ratio_step = tracked_ratio("plugrad_step", "floor_step")

@@ -45,14 +45,56 @@ _MOST_CHECKED_ARGUMENTS = 8
 _MOST_CAPTURES_NOT_KEPT = 3
 
 
+class _Kept:
+    """A captured plan of a signature, and the code that replays it.
+
+    The code is written and compiled when the plan is first replayed (or its
+    source asked for), not at capture: the capture's own call has run already,
+    and a signature called once (the last, shorter batch of an epoch) never pays
+    for Python's compiler.
+    """
+
+    __slots__ = ("_make", "checks_arguments", "free", "plan", "replay", "source")
+
+    def __init__(
+        self,
+        make: Callable[[], tuple[Callable[..., Any], str, Any]],
+        free: tuple[Any, ...],
+        plan: Any,
+        checks_arguments: bool,
+    ) -> None:
+        self._make: Callable[[], tuple[Callable[..., Any], str, Any]] | None = make
+        #: ``(L, F) -> result or MISS``; builds the code at its first call.
+        self.replay: Callable[..., Any] = self._first_replay
+        self.free = free
+        #: The plan as captured, then as its passes rewrote it.
+        self.plan = plan
+        #: Whether ``replay`` checks the call's arguments itself (see CompiledFunction._last).
+        self.checks_arguments = checks_arguments
+        self.source: str | None = None
+
+    def _first_replay(self, L: Any, F: Any) -> Any:
+        self.build()
+        return self.replay(L, F)
+
+    def build(self) -> str:
+        """Write and compile the replay (once); return its source."""
+        with capture_lock:  # two threads replaying it first build it once
+            make = self._make
+            if make is not None:
+                self.replay, self.source, self.plan = make()
+                self._make = None
+        assert self.source is not None
+        return self.source
+
+
 class _Entry:
     """The plans of one signature (several when free tensors differ), or the eager fallback."""
 
     __slots__ = ("discards", "evicted", "plans", "reason")
 
     def __init__(self) -> None:
-        #: (replay, free tensors, source, plan, whether replay checks the arguments itself)
-        self.plans: list[tuple[Callable[..., Any], tuple[Any, ...], str, Any, bool]] = []
+        self.plans: list[_Kept] = []
         self.reason: str | None = None
         #: Captures not kept since the last one kept (see Tracer.discard).
         self.discards = 0
@@ -119,10 +161,10 @@ class CompiledFunction:
             cache.move_to_end(key)
             if entry.reason is not None:
                 return self._run(*args, **kwargs)
-            for replay, free, _, _, checks_arguments in entry.plans:
-                result = replay(leaves, free)
+            for kept in entry.plans:
+                result = kept.replay(leaves, kept.free)
                 if result is not codegen.MISS:
-                    self._last = (replay, free) if checks_arguments else None
+                    self._last = (kept.replay, kept.free) if kept.checks_arguments else None
                     return result
         return self._capture(key, entry, args, kwargs, leaves)
 
@@ -259,26 +301,36 @@ class CompiledFunction:
             plan.guards.append(f"L[{index}] is {name}")
         checks_arguments = not kwargs and _checks_arguments(plan, args, key[-1])
         _guard_memory_sharing(plan, leaves)
-        rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
-        if self.optimize:
-            plan = passes.run_passes(plan, rewrites)
-        replay, source = codegen.build(plan, f"<plugrad compiled {self._name()}>")
-        if backward is not None:
-            replay = differentiable.replaying(replay, plan, backward)
-        if rewrites is not None and len(rewrites) > 1:
-            replay = checks.first_replay_checked(
-                rewrites, tracer.host_calls, f"<plugrad compiled {self._name()}>"
-            )
-            checks_arguments = False
+        host_calls, name = tracer.host_calls, self._name()
+        devices = [t._device for t in (*leaves, *plan.free)]  # not the tensors: kept for later
+
+        def make(plan: Any = plan) -> tuple[Callable[..., Any], str, Any]:
+            rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
+            if self.optimize:
+                plan = passes.run_passes(plan, rewrites)
+            replay, source = codegen.build(plan, f"<plugrad compiled {name}>")
+            if backward is not None:
+                replay = differentiable.replaying(replay, plan, backward)
+            if rewrites is not None and len(rewrites) > 1:
+                replay = checks.first_replay_checked(
+                    rewrites, host_calls, f"<plugrad compiled {name}>"
+                )
+            if self.device_graph:
+                replay = self._graphed(plan, replay, host_calls, devices)
+            if _inplace.copies_in_use:
+                replay = _following(replay, plan, devices, name)
+            if _lazy.in_use:
+                replay = _settling(replay, plan, devices)
+            if bindings:
+                replay = _guarding_bindings(replay, bindings)
+            return replay, source, plan
+
+        if key[-1]:
+            checks_arguments = False  # checking mode: the first replay may compare rewrites
+        kept = _Kept(make, tuple(plan.free), plan, checks_arguments)
         if self.device_graph:
-            replay = self._graphed(plan, replay, tracer.host_calls, leaves)
-        if _inplace.copies_in_use:
-            replay = _following(replay, plan, leaves, self._name())
-        if _lazy.in_use:
-            replay = _settling(replay, plan, leaves)
-        if bindings:
-            replay = _guarding_bindings(replay, bindings)
-        entry.plans.append((replay, tuple(plan.free), source, plan, checks_arguments))
+            kept.build()  # says at capture whether it replays in a device graph
+        entry.plans.append(kept)
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
             if not entry.evicted:
@@ -315,10 +367,13 @@ class CompiledFunction:
         )
 
     def _graphed(
-        self, plan: Any, replay: Callable[..., Any], host_calls: int, leaves: list[Tensor]
+        self, plan: Any, replay: Callable[..., Any], host_calls: int, devices: list[Any]
     ) -> Callable[..., Any]:
-        """``replay`` as a device graph's launch, or as it is with a warning saying why not."""
-        devices = {id(t._device): t._device for t in (*leaves, *plan.free)}
+        """``replay`` as a device graph's launch, or as it is with a warning saying why not.
+
+        ``devices``: those of the call's tensors and of the free ones.
+        """
+        devices = {id(device): device for device in devices}
         reason = graphs.why_not_graphed(plan, host_calls)
         record = None
         if reason is None and len(devices) != 1:
@@ -332,7 +387,7 @@ class CompiledFunction:
             warnings.warn(
                 f"plugrad.compile: {self._name()} replays without a device graph: {reason}",
                 CompileWarning,
-                stacklevel=4,
+                stacklevel=7,  # the caller of the compiled function (built at capture)
             )
             return replay
         return graphs.graphed(plan, replay, record)
@@ -391,7 +446,7 @@ class CompiledFunction:
             entry = self._cache[key]
         if entry.reason is not None:
             return f"# runs eagerly: {entry.reason}\n"
-        return entry.plans[-1][2]
+        return entry.plans[-1].build()
 
     def cache_clear(self) -> None:
         """Forget every plan; the next call captures again."""
@@ -782,7 +837,7 @@ def _guarding_bindings(
     return guarded
 
 
-def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Callable[..., Any]:
+def _settling(replay: Callable[..., Any], plan: Any, devices: list[Any]) -> Callable[..., Any]:
     """``replay`` settling what it leaves behind on lazy backends; as it is on eager ones.
 
     Eager code settles the arrays of every kernel (``plugrad.lazy``); a replay
@@ -792,7 +847,7 @@ def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Ca
     parameters, optimizer state) and of its result are settled: one replay's
     graph is bounded by the plan, and nothing carries over to the next.
     """
-    if not any(t._device.backend.lazy for t in (*leaves, *plan.free)):
+    if not any(device.backend.lazy for device in devices):
         return replay
     free = tuple(plan.free)
 
@@ -808,7 +863,7 @@ def _settling(replay: Callable[..., Any], plan: Any, leaves: list[Tensor]) -> Ca
 
 
 def _following(
-    replay: Callable[..., Any], plan: Any, leaves: list[Tensor], name: str
+    replay: Callable[..., Any], plan: Any, devices: list[Any], name: str
 ) -> Callable[..., Any]:
     """``replay`` bringing up to date the views of what it changes where views are copies.
 
@@ -819,7 +874,7 @@ def _following(
     are not: this finds them before each replay (or refuses it, changing
     nothing, where one could not follow) and brings them up to date after it.
     """
-    if not any(t._device.views_are_copies for t in (*leaves, *plan.free)):
+    if not any(device.views_are_copies for device in devices):
         return replay
     written = graphs.tensors_changed_in_place(plan)
     if not written:

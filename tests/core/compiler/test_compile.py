@@ -1265,20 +1265,57 @@ def test_a_plan_captured_again_reuses_the_code_its_source_compiled_to():
 
     x, w = _leaves(6)
     compiled = plugrad.compile(_step)
-    compiled(x, w)
-    first = compiled._cache[next(iter(compiled._cache))].plans[0][0]
-    compiled.cache_clear()
-    compiled(x, w)
-    again = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+
+    def replay_of_a_new_capture():
+        compiled.cache_clear()
+        compiled(x, w)  # captured
+        compiled(x, w)  # replayed: the code is written and compiled
+        return compiled._cache[next(iter(compiled._cache))].plans[0].replay
+
+    first = replay_of_a_new_capture()
+    again = replay_of_a_new_capture()
     assert again is not first and again.__code__ is first.__code__
     codegen.forget_code()
-    compiled.cache_clear()
-    compiled(x, w)
-    fresh = compiled._cache[next(iter(compiled._cache))].plans[0][0]
+    fresh = replay_of_a_new_capture()
     assert fresh.__code__ is not first.__code__ and fresh.__code__.co_code == first.__code__.co_code
     x_eager, w_eager = _leaves(6)
     _same(compiled(x, w), _step(x_eager, w_eager))
     _same(w.grad, w_eager.grad)
+
+
+def test_a_plan_is_written_and_compiled_at_its_first_replay_not_at_capture():
+    from plugrad.compiler import codegen
+
+    x, w = _leaves(6)
+    x_eager, w_eager = _leaves(6)
+    compiled = plugrad.compile(_step)
+    codegen.forget_code()
+    compiles = []
+    real_build = codegen.build
+
+    def counted_build(plan, filename):
+        compiles.append(filename)
+        return real_build(plan, filename)
+
+    codegen.build = counted_build
+    try:
+        _same(compiled(x, w), _step(x_eager, w_eager))  # the capture runs the function
+        (kept,) = compiled._cache[next(iter(compiled._cache))].plans
+        assert compiles == [] and kept.source is None
+        for _ in range(3):
+            _same(compiled(x, w), _step(x_eager, w_eager))
+            _same(w.grad, w_eager.grad)
+        assert len(compiles) == 1 and "def replay(L, F):" in kept.source
+        assert compiled.captures == 1
+        # Its source asked for before any replay: written then, once.
+        compiled.cache_clear()
+        compiled(x, w)
+        _step(x_eager, w_eager)
+        assert "def replay(L, F):" in compiled.code(x, w) and len(compiles) == 2
+        _same(compiled(x, w), _step(x_eager, w_eager))
+        assert len(compiles) == 2 and compiled.captures == 2
+    finally:
+        codegen.build = real_build
 
 
 def _linear_step(x, w, b):
