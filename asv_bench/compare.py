@@ -78,7 +78,8 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
         for batch in (8, 128, 1024)
     ] + [
         Row(f"MLP step with nn + optim.SGD, batch {batch}",
-            lambda b, n=batch: w.MLPStep(b, n), "plugrad_module_step", "floor_step", "torch_step")
+            lambda b, n=batch: w.MLPStep(b, n), "plugrad_module_step", "floor_module_step",
+            "torch_step")
         for batch in (8, 128, 1024)
     ] + [
         Row(f"MLP training step, batch {batch}, compiled", lambda b, n=batch: w.MLPStep(b, n),
@@ -86,12 +87,12 @@ def _rows(workloads: Any, quick: bool) -> list[Row]:
         for batch in (8, 128, 1024)
     ] + [
         Row(f"MLP step with nn + optim.SGD, batch {batch}, compiled",
-            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_module_step", "floor_step",
+            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_module_step", "floor_module_step",
             "torch_step")
         for batch in (8, 128, 1024)
     ] + [
         Row(f"MLP step with nn + optim.SGD, batch {batch}, model compiled",
-            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_model_step", "floor_step",
+            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_model_step", "floor_module_step",
             "torch_step")
         for batch in (8, 128, 1024)
     ] + [

@@ -589,6 +589,10 @@ class MLPStep(Workload):
         self.xr, self.onehot_r = self.raw(x), self.raw(onehot)
         self.labels = plugrad.asarray(np.argmax(onehot, axis=1), device=self.device)
         self.model, self.optimizer = self._module_and_optimizer()
+        # The floor of the nn step: its weights laid out as nn.Linear keeps them, and labels.
+        self.module_params_r = [self.raw(np.ascontiguousarray(p.T)) for p in params]
+        self.labels_r = self.labels.array
+        self.classes_r = plugrad.arange(onehot.shape[1], device=self.device).array
 
     def _module_and_optimizer(self) -> tuple[Any, Any]:
         """The same network as plugrad.nn layers and an optim.SGD, from the same start."""
@@ -712,6 +716,39 @@ class MLPStep(Workload):
         self.floor_step()
         return self.floor_step()
 
+    def floor_module_step(self) -> Any:
+        """The floor of the nn + optim.SGD step: :meth:`floor_step` with the weights laid out
+        ``(out, in)``, as ``nn.Linear`` keeps them, and class labels, not one-hot rows."""
+        xp, x, labels = self.xp, self.xr, self.labels_r
+        w1, b1, w2, b2, w3, b3 = self.module_params_r
+        transpose = xp.matrix_transpose
+        h1 = x @ transpose(w1) + b1
+        m1 = h1 > 0
+        a1 = xp.where(m1, h1, 0.0)
+        h2 = a1 @ transpose(w2) + b2
+        m2 = h2 > 0
+        a2 = xp.where(m2, h2, 0.0)
+        z = a2 @ transpose(w3) + b3
+        shifted = z - xp.max(z, axis=1, keepdims=True)
+        e = xp.exp(shifted)
+        total = xp.sum(e, axis=1, keepdims=True)
+        batch = x.shape[0]
+        hit = xp.expand_dims(labels, axis=1) == self.classes_r
+        loss = -xp.sum(xp.where(hit, shifted - xp.log(total), 0.0)) / batch
+        dz = (e / total - xp.astype(hit, e.dtype)) / batch
+        grads = [None] * 6
+        grads[4], grads[5] = transpose(dz) @ a2, xp.sum(dz, axis=0)
+        dh2 = xp.where(m2, dz @ w3, 0.0)
+        grads[2], grads[3] = transpose(dh2) @ a1, xp.sum(dh2, axis=0)
+        dh1 = xp.where(m1, dh2 @ w2, 0.0)
+        grads[0], grads[1] = transpose(dh1) @ x, xp.sum(dh1, axis=0)
+        for i, (p, g) in enumerate(zip(self.module_params_r, grads)):
+            p -= LEARNING_RATE * g
+            self.module_params_r[i] = p
+        if self.lazy:
+            loss, *self.module_params_r = self.device.backend.compute([loss, *self.module_params_r])
+        return loss
+
     def floor_step(self) -> Any:
         xp, x, onehot = self.xp, self.xr, self.onehot_r
         w1, b1, w2, b2, w3, b3 = self.params_r
@@ -798,6 +835,9 @@ class MLPStep(Workload):
         self.assert_close(self.plugrad_module_step(), loss_r, rtol=1e-5)
         updated = [p.T if p.ndim == 2 else p for p in self.model.parameters()]
         for p, p_r in zip(updated, self.params_r):
+            self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
+        self.assert_close(self.floor_module_step(), loss_r, rtol=1e-5)
+        for p, p_r in zip(self.model.parameters(), self.module_params_r):
             self.assert_close(p, p_r, rtol=1e-5, atol=1e-6)
         # The compiled steps, from the parameters as they are now, against eager steps.
         with self.compiled_checks():
