@@ -1123,9 +1123,10 @@ def compile(
     The first call with a given signature runs ``fn`` eagerly while recording
     every array operation it causes -- forward ops, the backward rules the
     engine runs, gradients accumulated into ``.grad``, in-place updates under
-    :func:`plugrad.no_grad` -- into a plan, which becomes a Python function over
-    the backend namespace. Later calls with the same signature run that
-    function: no Tensor, graph node or dispatch work per op.
+    :func:`plugrad.no_grad` -- into a plan. The second call makes the plan a
+    Python function over the backend namespace (passes, source, ``compile()``)
+    and runs it, as do later calls with the same signature: no Tensor, graph
+    node or dispatch work per op.
 
     Python code in ``fn`` runs only while a plan is captured. Values read on
     the host (``.item()``, ``bool()``, ``.numpy()``...) and tensor hooks cannot
