@@ -327,10 +327,10 @@ class CompiledFunction:
 
         if key[-1]:
             checks_arguments = False  # checking mode: the first replay may compare rewrites
-        kept = _Kept(make, tuple(plan.free), plan, checks_arguments)
+        new_plan = _Kept(make, tuple(plan.free), plan, checks_arguments)
         if self.device_graph:
-            kept.build()  # says at capture whether it replays in a device graph
-        entry.plans.append(kept)
+            new_plan.build()  # says at capture whether it replays in a device graph
+        entry.plans.append(new_plan)
         if len(entry.plans) > self.cache_size:
             del entry.plans[0]
             if not entry.evicted:
@@ -373,13 +373,13 @@ class CompiledFunction:
 
         ``devices``: those of the call's tensors and of the free ones.
         """
-        devices = {id(device): device for device in devices}
+        distinct = {id(device): device for device in devices}
         reason = graphs.why_not_graphed(plan, host_calls)
         record = None
-        if reason is None and len(devices) != 1:
+        if reason is None and len(distinct) != 1:
             reason = "its tensors are not all on one device"
         if reason is None:
-            (device,) = devices.values()
+            (device,) = distinct.values()
             record = device.backend.graph_recorder(device.native)
             if record is None:
                 reason = f"the {device.backend.name} backend has no device graphs"
