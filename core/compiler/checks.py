@@ -56,17 +56,19 @@ def first_replay_checked(
             if result is codegen.MISS:  # the guards read nothing a run changed
                 return result
             runs.append((label, result, [_snapshot(t) for t in tensors]))
-        state["checked"] = True
         _, expected, expected_state = runs[0]
         for label, result, after in runs[1:]:
             problem = _disagreement(expected, result) or _state_disagreement(expected_state, after)
             if problem is not None:
                 for saved in before:
                     _restore(saved)
+                # Not marked checked: every later call is checked again (and refused alike),
+                # never replayed through the rewrite that disagreed.
                 raise PluginOutputError(
                     f"{label} rewrote a plan into one that disagrees with it on its first "
                     f"replay: {problem} (found by plugrad's checking mode)"
                 )
+        state["checked"] = True
         return runs[-1][1]
 
     return replay
