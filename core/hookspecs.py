@@ -222,13 +222,15 @@ def plugrad_plan_passes() -> Iterable[Callable[[Any], Any]]:
     ``rewrite(plan) -> plan`` taking a :class:`plugrad.compiler.plan.Plan` (the
     steps one call ran, after plugrad's own passes) and returning a plan that
     computes the same values and has the same effects: fused elementwise
-    chains, a faster kernel for a pattern. It runs once per capture, never on
-    replay. A rewrite that needs nothing may return the plan it was given.
+    chains, a faster kernel for a pattern. It runs once per captured plan, when
+    the plan is first replayed (or its source is asked for), before its code is
+    written; never on later replays, nor for a plan never replayed. A rewrite
+    that needs nothing may return the plan it was given.
 
     An answer that is not a callable of one argument rejects the plugin when it
     loads, naming it. A rewrite that raises, or returns something that is not a
     ``Plan`` or a plan that cannot run (a value read before any step computes
-    it, a result no step computes), is skipped for that capture with a
+    it, a result no step computes), is skipped for that plan with a
     :class:`~plugrad.errors.CompileWarning` naming the plugin; the plan goes on
     without it. ``plugrad.compile(fn, optimize=False)`` runs no pass at all, which
     tells whether a rewrite changes a result.

@@ -54,7 +54,7 @@ class _Kept:
     for Python's compiler.
     """
 
-    __slots__ = ("_make", "checks_arguments", "free", "plan", "replay", "source")
+    __slots__ = ("__weakref__", "_make", "checks_arguments", "free", "plan", "replay", "source")
 
     def __init__(
         self,
@@ -64,18 +64,15 @@ class _Kept:
         checks_arguments: bool,
     ) -> None:
         self._make: Callable[[], tuple[Callable[..., Any], str, Any]] | None = make
-        #: ``(L, F) -> result or MISS``; builds the code at its first call.
-        self.replay: Callable[..., Any] = self._first_replay
+        #: ``(L, F) -> result or MISS``; builds the code at its first call (through a weak
+        #: reference: a bound method would hold this object in a cycle until it is built).
+        self.replay: Callable[..., Any] = _first_replay_of(weakref.ref(self))
         self.free = free
         #: The plan as captured, then as its passes rewrote it.
         self.plan = plan
         #: Whether ``replay`` checks the call's arguments itself (see CompiledFunction._last).
         self.checks_arguments = checks_arguments
         self.source: str | None = None
-
-    def _first_replay(self, L: Any, F: Any) -> Any:
-        self.build()
-        return self.replay(L, F)
 
     def build(self) -> str:
         """Write and compile the replay (once); return its source."""
@@ -86,6 +83,16 @@ class _Kept:
                 self._make = None
         assert self.source is not None
         return self.source
+
+
+def _first_replay_of(kept: weakref.ref[_Kept]) -> Callable[..., Any]:
+    def first_replay(L: Any, F: Any) -> Any:
+        plan = kept()
+        assert plan is not None  # called through the plan that holds it
+        plan.build()
+        return plan.replay(L, F)
+
+    return first_replay
 
 
 class _Entry:
@@ -301,12 +308,16 @@ class CompiledFunction:
             plan.guards.append(f"L[{index}] is {name}")
         checks_arguments = not kwargs and _checks_arguments(plan, args, key[-1])
         _guard_memory_sharing(plan, leaves)
-        host_calls, name = tracer.host_calls, self._name()
-        devices = [t._device for t in (*leaves, *plan.free)]  # not the tensors: kept for later
+        # What the code is made from, later: not the call's tensors, nor this function
+        # (which holds its plans: a plan never replayed is freed with it, without a cycle).
+        host_calls, name, optimize, device_graph = (
+            tracer.host_calls, self._name(), self.optimize, self.device_graph
+        )  # fmt: skip
+        devices = [t._device for t in (*leaves, *plan.free)]
 
         def make(plan: Any = plan) -> tuple[Callable[..., Any], str, Any]:
             rewrites: list[tuple[str, Any]] | None = [] if key[-1] else None  # checking mode
-            if self.optimize:
+            if optimize:
                 plan = passes.run_passes(plan, rewrites)
             replay, source = codegen.build(plan, f"<plugrad compiled {name}>")
             if backward is not None:
@@ -315,8 +326,8 @@ class CompiledFunction:
                 replay = checks.first_replay_checked(
                     rewrites, host_calls, f"<plugrad compiled {name}>"
                 )
-            if self.device_graph:
-                replay = self._graphed(plan, replay, host_calls, devices)
+            if device_graph:
+                replay = _graphed(plan, replay, host_calls, devices, name)
             if _inplace.copies_in_use:
                 replay = _following(replay, plan, devices, name)
             if _lazy.in_use:
@@ -328,7 +339,7 @@ class CompiledFunction:
         if key[-1]:
             checks_arguments = False  # checking mode: the first replay may compare rewrites
         new_plan = _Kept(make, tuple(plan.free), plan, checks_arguments)
-        if self.device_graph:
+        if device_graph:
             new_plan.build()  # says at capture whether it replays in a device graph
         entry.plans.append(new_plan)
         if len(entry.plans) > self.cache_size:
@@ -365,32 +376,6 @@ class CompiledFunction:
             CompileWarning,
             stacklevel=5,  # the caller of the compiled function
         )
-
-    def _graphed(
-        self, plan: Any, replay: Callable[..., Any], host_calls: int, devices: list[Any]
-    ) -> Callable[..., Any]:
-        """``replay`` as a device graph's launch, or as it is with a warning saying why not.
-
-        ``devices``: those of the call's tensors and of the free ones.
-        """
-        distinct = {id(device): device for device in devices}
-        reason = graphs.why_not_graphed(plan, host_calls)
-        record = None
-        if reason is None and len(distinct) != 1:
-            reason = "its tensors are not all on one device"
-        if reason is None:
-            (device,) = distinct.values()
-            record = device.backend.graph_recorder(device.native)
-            if record is None:
-                reason = f"the {device.backend.name} backend has no device graphs"
-        if reason is not None or record is None:
-            warnings.warn(
-                f"plugrad.compile: {self._name()} replays without a device graph: {reason}",
-                CompileWarning,
-                stacklevel=7,  # the caller of the compiled function (built at capture)
-            )
-            return replay
-        return graphs.graphed(plan, replay, record)
 
     def _eager_in_checking_mode(self, key: Any, args: Any, kwargs: Any) -> Any:
         """Checking mode checks each kernel and rule as it runs: such calls run eagerly.
@@ -816,6 +801,33 @@ def _held_by_state(
             continue
         stack.extend((child, depth + 1) for child in children)
     return sorted(found)
+
+
+def _graphed(
+    plan: Any, replay: Callable[..., Any], host_calls: int, devices: list[Any], name: str
+) -> Callable[..., Any]:
+    """``replay`` as a device graph's launch, or as it is with a warning saying why not.
+
+    ``devices``: those of the call's tensors and of the free ones.
+    """
+    distinct = {id(device): device for device in devices}
+    reason = graphs.why_not_graphed(plan, host_calls)
+    record = None
+    if reason is None and len(distinct) != 1:
+        reason = "its tensors are not all on one device"
+    if reason is None:
+        (device,) = distinct.values()
+        record = device.backend.graph_recorder(device.native)
+        if record is None:
+            reason = f"the {device.backend.name} backend has no device graphs"
+    if reason is not None or record is None:
+        warnings.warn(
+            f"plugrad.compile: {name} replays without a device graph: {reason}",
+            CompileWarning,
+            stacklevel=_tracer.user_stacklevel(),
+        )
+        return replay
+    return graphs.graphed(plan, replay, record)
 
 
 def _guarding_bindings(

@@ -15,6 +15,7 @@ from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
 from ..errors import CompileWarning
 from .plan import Plan, Ref, Step, refs_in, saved_across_yield, yield_index
+from .tracer import user_stacklevel
 
 __all__ = [
     "compute_in_place",
@@ -967,7 +968,7 @@ def run_passes(plan: Plan, rewrites: list[tuple[str, Plan]] | None = None) -> Pl
             f"plugrad.compile: the plan pass {getattr(rewrite, '__qualname__', rewrite)!r} of "
             f"{_plugin_tables.describe_owner(plugin)} {problem}; the plan is used without it",
             CompileWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),  # the call that makes the plan's code
         )
     # Last, so that the passes of plugins see plans without out= arguments.
     return keep_saved_values(compute_in_place(plan))

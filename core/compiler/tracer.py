@@ -2378,21 +2378,36 @@ def _names_in_expression(expression: str, steps: list[Step]) -> list[str]:
 
 def _user_location() -> str:
     """``file:line`` of the innermost frame outside plugrad (the user's line)."""
+    frame, _ = _user_frame(sys._getframe(1))
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning its caller raises name the user's line
+    (the innermost frame outside plugrad), however deep in plugrad the caller is."""
+    frame, level = _user_frame(sys._getframe(1))
+    return 1 if frame is None else level
+
+
+def _user_frame(frame: types.FrameType | None) -> tuple[types.FrameType | None, int]:
+    """The first frame from ``frame`` outward that is not plugrad's, and its depth (1 for
+    ``frame`` itself)."""
     files = (
         getattr(sys.modules.get(name), "__file__", None)
         for name in ("plugrad", "plugrad.backends", "plugrad.plugins")
     )
     roots = tuple(os.path.dirname(os.path.abspath(file)) + os.sep for file in files if file)
-    frame: types.FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
         if not filename.startswith(roots) and not filename.startswith("<plugrad"):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            return frame, level
         frame = frame.f_back
-    return "<unknown>"
+        level += 1
+    return None, level
 
 
-__all__ += ["capture_lock", "refs_in"]
+__all__ += ["capture_lock", "refs_in", "user_stacklevel"]
 
 
 def _containers_in(value: Any, found: list[Any]) -> list[Any]:

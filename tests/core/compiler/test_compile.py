@@ -1283,6 +1283,25 @@ def test_a_plan_captured_again_reuses_the_code_its_source_compiled_to():
     _same(w.grad, w_eager.grad)
 
 
+def test_a_compiled_function_whose_plan_was_never_replayed_is_freed_with_its_last_reference():
+    import gc
+    import weakref
+
+    def captured_once():
+        w = plugrad.ones((3, 3), requires_grad=True)
+        compiled = plugrad.compile(lambda x: (x * w).sum())
+        compiled(plugrad.ones((3, 3)))  # captured, never replayed
+        return weakref.ref(w), weakref.ref(compiled)
+
+    collecting = gc.isenabled()
+    gc.disable()  # freed by reference counting alone: no cycle holds the plan's tensors
+    try:
+        assert [ref() for ref in captured_once()] == [None, None]
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def test_a_plan_is_written_and_compiled_at_its_first_replay_not_at_capture():
     from plugrad.compiler import codegen
 

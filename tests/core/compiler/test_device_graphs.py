@@ -117,8 +117,9 @@ def test_a_plan_a_graph_cannot_repeat_replays_as_usual_with_a_warning(recorder, 
 def test_a_backend_without_graphs_replays_as_usual_with_a_warning():
     compiled = plugrad.compile(lambda x: x * 2.0, device_graph=True)
     x = plugrad.tensor([1.0, 2.0])
-    with pytest.warns(CompileWarning, match="has no device graphs"):
+    with pytest.warns(CompileWarning, match="has no device graphs") as record:
         compiled(x)
+    assert [w.filename for w in record] == [__file__]  # the line calling the function
     np.testing.assert_array_equal(compiled(x).numpy(), [2.0, 4.0])
 
 

@@ -71,6 +71,7 @@ def test_a_failing_pass_is_skipped_with_a_warning_naming_it(registered):
     np.testing.assert_array_equal(compiled(a).numpy(), _program(a).numpy())  # captured
     with pytest.warns(CompileWarning) as record:  # passes run as the plan is first replayed
         result = compiled(a)
+    assert {w.filename for w in record} == {__file__}  # the line calling the function
     messages = [str(w.message) for w in record]
     assert any("broken_pass" in m and "RuntimeError: boom" in m for m in messages)
     assert any("broken_pass" in m and "returned a str" in m for m in messages)
