@@ -72,7 +72,10 @@ def test_fused_convolution_agrees_with_torch(name: str, backend: str) -> None:
         out = ours(plugrad.tensor(x)).detach().numpy()
         unfused = our_bn(our_conv(plugrad.tensor(x))).detach().numpy()
         assert ours is not our_conv and our_conv.weight is not ours.weight
-    np.testing.assert_allclose(out, theirs(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    expected = theirs(torch.tensor(x)).detach().numpy()
+    # An output is a sum of products: one near zero by cancellation carries rounding of the
+    # size of the others (the weights are torch's random initialisation, new at each run).
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
     np.testing.assert_allclose(out, unfused, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
     assert isinstance(ours.weight, plugrad.nn.Parameter) and ours.weight.requires_grad
