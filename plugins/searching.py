@@ -121,6 +121,11 @@ def _searchsorted(
         raise ArgumentError(
             "searchsorted(): side='left' and right=True ask for opposite sides; give one"
         )
+    if x1.ndim == 0:
+        raise ShapeError(
+            "searchsorted(): the sorted sequence is 0-d; give it at least one dimension "
+            "(x1.reshape(1) for a single value)"
+        )
     if not hasattr(x2, "shape"):
         x2 = xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
     if sorter is not None and sorter.shape[-1:] == x1.shape[-1:] and x1.shape[-1] > 0:

@@ -125,3 +125,10 @@ def test_searchsorted_refuses_opposite_sides_as_pytorch() -> None:
         plugrad.searchsorted(ordered, value, side="left", right=True)
     with pytest.raises(plugrad.errors.InvalidArgumentError, match="'left' or 'right'"):
         plugrad.searchsorted(ordered, value, side="middle")
+
+
+def test_searchsorted_refuses_a_0d_sorted_sequence() -> None:
+    # NumPy's bare ValueError ("object of too small depth") reached the user.
+    for values in (plugrad.tensor(0.5), plugrad.tensor([0.5, 1.0])):
+        with pytest.raises(plugrad.errors.ShapeError, match="0-d"):
+            plugrad.searchsorted(plugrad.tensor(0.5), values)
