@@ -713,6 +713,7 @@ class MLPStep(Workload):
         return plugrad.compile(step, fullgraph=True)
 
     def floor_two_steps(self) -> Any:
+        """Two floor steps: what :meth:`plugrad_capture_and_first_replay` is held against."""
         self.floor_step()
         return self.floor_step()
 

@@ -85,12 +85,14 @@ class _Kept:
         return self.source
 
 
-def _first_replay_of(kept: weakref.ref[_Kept]) -> Callable[..., Any]:
+def _first_replay_of(reference: weakref.ref[_Kept]) -> Callable[..., Any]:
+    """The replay a :class:`_Kept` starts with: it builds the code, then runs it."""
+
     def first_replay(L: Any, F: Any) -> Any:
-        plan = kept()
-        assert plan is not None  # called through the plan that holds it
-        plan.build()
-        return plan.replay(L, F)
+        kept = reference()
+        assert kept is not None  # called only through the _Kept that holds it
+        kept.build()
+        return kept.replay(L, F)
 
     return first_replay
 
