@@ -838,6 +838,9 @@ class InstalledTensorMethods:
     def ldexp(self, other: Tensor) -> Tensor:
         """``input * 2**other`` element-wise (a floating result)."""
 
+    def ldexp_(self, other: Any) -> Any:
+        ...
+
     def le(self, other: Any) -> Tensor:
         """Compare ``x1 <= x2`` element-wise, broadcasting; a bool tensor."""
 

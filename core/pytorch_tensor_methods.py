@@ -1427,6 +1427,7 @@ install_function_methods(**{name: globals()[name] for name in __all__ if name !=
 install_methods(
     addr_=_addr_,
     float_power_=_float_power_,
+    ldexp_=lambda self, other: apply_inplace(self, ldexp, other, name="ldexp_"),
     index_put_=_index_put_,
     masked_scatter_=_masked_scatter_,
     # (of a clone: renorm saves its input, which copy_ then changes, and backward refused)

@@ -127,6 +127,24 @@ def python_number(value: Any) -> Any:
     return value
 
 
+def scalar_number(function: str, name: str, value: Any) -> Any:
+    """A number param (PyTorch's ``Scalar``) as a Python number: a NumPy scalar or a 0-d
+    tensor gives the number it holds (PyTorch's reads a 0-d tensor's value, without a
+    gradient); anything else that is not a number is refused."""
+    if type(value) in _SCALARS:
+        return value
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, numbers.Number):
+        return value
+    shape = getattr(value, "shape", None)
+    got = f"a tensor of shape {tuple(shape)}" if shape is not None else type(value).__name__
+    raise ArgumentError(
+        f"{function}(): {name} must be a number (or a 0-d tensor), got {got}; pass "
+        f"{name}=float(...) or a 0-d tensor"
+    )
+
+
 # dtype object -> whether it is complex, learned per dtype: conj() runs in the backward
 # rules of multiply, divide, exp, ... on every call, and a dict lookup is several times
 # cheaper than comparing dtypes (or than xp.isdtype).

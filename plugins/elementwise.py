@@ -34,6 +34,7 @@ from plugrad.plugins._rules import (
     logistic,
     python_number,
     safe_where_zero,
+    scalar_number,
 )
 
 # The rows are aligned by hand, one op per statement.
@@ -805,23 +806,29 @@ def _add_quotient(xp: Any, x: Any, tensor1: Any, tensor2: Any, *, value: Any) ->
 # float16 computes in float32 and rounds once, as PyTorch's fused kernels (addcdiv's quotient
 # overflowed float16: inf for 101; addcmul's product rounded before a cancelling sum).
 def _addcmul(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
-    value = python_number(value)  # (np.float64's dtype would win over float32 tensors)
+    value = scalar_number("addcmul", "value", value)  # (np.float64 would outrank float32)
     _refuse_integers(xp, "addcmul", value, x, tensor1, tensor2)
     return in_float32_if_half(xp, _add_product, x, tensor1, tensor2, value=value)
 
 
 def _addcdiv(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) -> Any:
-    value = python_number(value)
+    value = scalar_number("addcdiv", "value", value)  # (np.float64 would outrank float32)
     _refuse_integers(xp, "addcdiv", value, x, tensor1, tensor2)
     return in_float32_if_half(xp, _add_quotient, x, tensor1, tensor2, value=value)
 
 
+def _value(value: Any) -> Any:
+    return scalar_number("addcmul", "value", value)  # (checked in the forward already)
+
+
+# value may be a 0-d tensor (PyTorch's Scalar): an array param, copied when recorded
 addcmul = op(
     "addcmul", _addcmul,
     vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
-         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value * tensor2),
-         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value * tensor1)),
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, _value(value) * tensor2),
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, _value(value) * tensor1)),
     standard=False, promotion="mixed", broadcasting=True, methods="addcmul", inplace=True,
+    array_params=("value",),
     doc="``x + value * tensor1 * tensor2`` element-wise, broadcasting (PyTorch's).",
 )
 
@@ -829,10 +836,11 @@ addcmul = op(
 addcdiv = op(
     "addcdiv", _addcdiv,
     vjp=(lambda xp, g, ans, x, tensor1, tensor2, *, value: g,
-         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, value / tensor2),
+         lambda xp, g, ans, x, tensor1, tensor2, *, value: g * conj(xp, _value(value) / tensor2),
          lambda xp, g, ans, x, tensor1, tensor2, *, value: (
-             -g * conj(xp, value * tensor1 / (tensor2 * tensor2)))),
+             -g * conj(xp, _value(value) * tensor1 / (tensor2 * tensor2)))),
     standard=False, promotion="mixed", broadcasting=True, methods="addcdiv", inplace=True,
+    array_params=("value",),
     doc="``x + value * tensor1 / tensor2`` element-wise, broadcasting (PyTorch's).",
 )
 

@@ -6,9 +6,10 @@ One row per op (examples: the "Utility" section of the API reference). ``diff``'
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
-from plugrad.errors import ShapeError
+from plugrad.errors import ArgumentError, InvalidArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_query, axis_slice, device_of, one_array, torch_reduction
@@ -78,6 +79,11 @@ def _diff_grad(which: str) -> Any:
 # NOTE: n and axis may come by position, in PyTorch's order (diff(x, 1, 0)); the standard
 # has them keyword-only.
 def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, append=None) -> Any:
+    if isinstance(n, bool) or not hasattr(type(n), "__index__"):
+        raise ArgumentError(f"diff(): n must be an int (how many times to difference), got {n!r}")
+    n = operator.index(n)
+    if n < 0:  # (NumPy's bare ValueError named neither diff nor n)
+        raise InvalidArgumentError(f"diff(): n must be non-negative (how many times), got {n}")
     # Leave out absent ends: some libraries (numpy) would join a None.
     if n == 0:  # x, as new memory (NumPy's hands back x itself, ends left out as PyTorch's)
         return xp.asarray(x, copy=True)

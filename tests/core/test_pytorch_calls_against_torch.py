@@ -455,6 +455,35 @@ def test_addcmul_with_a_float_value_and_addcdiv_of_integers_are_refused():
         torch.addcmul(torch.ones(2), torch.ones(2), torch.ones(2), value=1j)
 
 
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+def test_addcmul_and_addcdiv_take_a_0d_tensor_as_value(name):
+    # value=tensor(2.) reached the kernel as a Tensor and failed with "multiply(): x2 is a
+    # numpy.ndarray" (PyTorch reads the 0-d tensor's number).
+    results = []
+    for lib in (plugrad, torch):
+        x, a, b = (lib.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]))
+        value = lib.tensor(2.0, dtype=lib.float64)
+        y = getattr(lib, name)(x, a, b, value=value)
+        with lib.no_grad():
+            value.fill_(100.0)  # the recorded value is the one the forward used
+        y.sum().backward()
+        results.append(
+            [str(y.dtype).split(".")[-1]] + [t.tolist() for t in (y, x.grad, a.grad, b.grad)]
+        )
+    assert results[0][0] == results[1][0] == "float32"
+    for ours, theirs in zip(results[0][1:], results[1][1:]):
+        assert ours == pytest.approx(theirs)
+    x = plugrad.ones(2)
+    getattr(x, name + "_")(x, x, value=plugrad.tensor(3))
+    assert x.tolist() == [4.0, 4.0]
+    with pytest.raises(
+        ArgumentError,
+        match=r"value must be a number \(or a 0-d tensor\), got a tensor of shape \(2,\)",
+    ):
+        getattr(plugrad, name)(x, x, x, value=plugrad.ones(2))
+    assert x.tolist() == [4.0, 4.0] and x._version == 1
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
 def test_cosine_similarity_with_an_integer_operand_keeps_the_float_dtype(dtype):
     # An int64 operand's norm was float64, and so was the result.

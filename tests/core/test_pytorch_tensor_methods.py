@@ -83,6 +83,7 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "logaddexp2": lambda lib, x: lib.logaddexp2(x, x.flip(0) * 3),
     # (PyTorch's gradient of ldexp is 0 where the exponent is negative: not compared there.)
     "ldexp": lambda lib, x: lib.ldexp(x, _ix(lib, [[1, 2, 3, 0]] * 3)),
+    "x.ldexp_": lambda lib, x: (lambda y: (y.ldexp_(_ix(lib, [[1, 2, 3, 0]] * 3)), y)[1])(x * 1.0),
     # float32: PyTorch's angle of a real tensor is float32's pi, even in float64.
     "angle": lambda lib, x: lib.angle(x.detach().float()),
     "isposinf": lambda lib, x: lib.isposinf(x.detach() / 0.0),

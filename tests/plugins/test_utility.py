@@ -81,6 +81,19 @@ def test_diff_refuses_an_end_of_fewer_dimensions_as_pytorch():
     assert plugrad.diff(x, prepend=plugrad.zeros((2, 1))).tolist() == [[1, 0, 0]] * 2
 
 
+def test_diff_refuses_a_negative_or_non_integer_order_naming_n():
+    # n=-1 raised NumPy's bare ValueError ("order must be non-negative"), not a plugrad error.
+    x = plugrad.ones(3, requires_grad=True)
+    with pytest.raises(
+        plugrad.errors.InvalidArgumentError, match=r"n must be non-negative .* got -1"
+    ):
+        plugrad.diff(x, n=-1)
+    for n in (1.5, True, None):
+        with pytest.raises(plugrad.errors.ArgumentError, match="n must be an int"):
+            x.diff(n=n)
+    assert plugrad.diff(x, n=np.int64(2)).tolist() == [0.0] and x.grad is None
+
+
 def test_the_infinity_norm_of_an_empty_axis_is_refused_as_a_maximum_of_nothing():
     # NumPy's answer was 0 (PyTorch refuses, as plugrad's max() does).
     empty = plugrad.zeros((0, 3))
