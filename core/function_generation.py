@@ -20,7 +20,7 @@ from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
 from .dispatch import alpha_times, apply1, apply2, apply_general, apply_n, apply_view
-from .errors import ArgumentError, AxisError, PlugradError, name_the_call
+from .errors import ArgumentError, AxisError, PlugradError, ShapeError, name_the_call
 from .grad_mode import no_grad
 from .inplace import apply_inplace, change_shape, check_out, into_out, write_out
 from .opdef import RegisteredOp, dim_as_axis, reduction_dim_as_axis
@@ -400,9 +400,17 @@ def _refuse_empty_dim(name: str, x: Any, dim: Any) -> None:
     """Raise PyTorch's error for the reduction ``name`` of ``x`` along ``dim`` where that
     dim has length 0 (no element to pick); else return, and the caller re-raises the
     error it caught. Called on the failure path only."""
-    if not isinstance(x, Tensor) or dim is None:
+    if not isinstance(x, Tensor):
         return
     shape = tuple(x.shape)
+    if dim is None:
+        if 0 in shape:  # (NumPy's words: "zero-size array to reduction operation minimum")
+            raise ShapeError(
+                f"{name}(): the input of shape {shape} has no elements, so there is none to "
+                "take over all dims; give dim= over a dim that holds elements, or check "
+                "x.numel() > 0 first"
+            ) from None
+        return
     for d in dim if isinstance(dim, (tuple, list)) else (dim,):
         if type(d) is int and -len(shape) <= d < len(shape) and shape[d] == 0:
             raise AxisError(

@@ -783,6 +783,11 @@ def _matrix_power_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: int) -> Any:
 def _matrix_power(xp: Any, x: Any, /, n: int) -> Any:
     # A kernel of its own: the standard's takes n positionally only, and NumPy's hands back x
     # itself for n == 1 (a later x.add_(1) would change the result).
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(
+            f"matrix_power() takes a square matrix (or a stack of them), got shape "
+            f"{tuple(x.shape)}"
+        )
     power = xp.linalg.matrix_power(x, n)
     return xp.asarray(power, copy=True) if n == 1 else power
 

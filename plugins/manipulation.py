@@ -730,6 +730,17 @@ def _repeat(xp: Any, x: Any, /, repeats: Any, *, axis: Any = None) -> Any:
     else:
         _integer("repeat_interleave", "repeats", repeats)  # (NumPy truncated 2.5 to 2)
         negative = repeats < 0
+    counts = math.prod(getattr(repeats, "shape", ()))
+    known = axis is None or (type(axis) is int and -x.ndim <= axis < x.ndim)  # (else AxisError)
+    length = math.prod(x.shape) if axis is None else x.shape[axis] if known else counts
+    if getattr(repeats, "ndim", 0) > 1 or counts not in (1, length):
+        # (NumPy's words: "operands could not be broadcast together")
+        raise ShapeError(
+            f"repeat_interleave(): repeats holds {counts} counts of shape "
+            f"{tuple(repeats.shape)}, but the input has {length} elements "
+            f"{'in all' if axis is None else f'along dim {axis}'}; give one count per element, "
+            "or one for all"
+        )
     if negative:
         raise InvalidArgumentError(
             "repeat_interleave(): repeats must not be negative; each is how many copies of an "

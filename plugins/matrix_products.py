@@ -41,6 +41,11 @@ def _vectors(name: str, x1: Any, x2: Any) -> None:
 def _dot(xp: Any, input: Any, tensor: Any) -> Any:
     """PyTorch's ``dot(input, tensor)``: the inner product of two 1-D tensors (no conjugation)."""
     _vectors("dot", input, tensor)
+    if input.shape[0] != tensor.shape[0]:  # (else matmul's words: "core dimension 0")
+        raise ShapeError(
+            f"dot() takes two tensors of one length, got lengths {input.shape[0]} and "
+            f"{tensor.shape[0]}"
+        )
     return xp.matmul(input, tensor)
 
 

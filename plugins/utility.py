@@ -84,6 +84,8 @@ def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, appen
     n = operator.index(n)
     if n < 0:  # (NumPy's bare ValueError named neither diff nor n)
         raise InvalidArgumentError(f"diff(): n must be non-negative (how many times), got {n}")
+    if x.ndim == 0:
+        raise ShapeError("diff() takes a tensor of at least one dimension, got a 0-d tensor")
     # Leave out absent ends: some libraries (numpy) would join a None.
     if n == 0:  # x, as new memory (NumPy's hands back x itself, ends left out as PyTorch's)
         return xp.asarray(x, copy=True)

@@ -668,3 +668,46 @@ def test_float_power_takes_any_python_int_with_an_integer_tensor():
     theirs = torch.float_power(torch.tensor([2], dtype=torch.uint8), -3)
     assert ours.tolist() == theirs.tolist() == [0.125]
     assert plugrad.float_power(-3, plugrad.tensor([2], dtype=plugrad.uint8)).tolist() == [9.0]
+
+
+SHAPE_MISTAKES: dict[str, tuple[Callable[[Any], Any], str]] = {
+    # Each raised a ShapeError that named another op (repeat, matmul, min) and quoted NumPy's
+    # words ("operands could not be broadcast", "gufunc signature", "no identity").
+    "repeat_interleave": (
+        lambda lib: lib.repeat_interleave(lib.ones(3), lib.tensor([1, 2])),
+        r"repeat_interleave\(\): repeats holds 2 counts .* 3 elements in all",
+    ),
+    "repeat_interleave along a dim": (
+        lambda lib: lib.ones((2, 3)).repeat_interleave(lib.tensor([1, 2]), dim=1),
+        r"repeat_interleave\(\): repeats holds 2 counts .* 3 elements along dim 1",
+    ),
+    "dot": (
+        lambda lib: lib.dot(lib.ones(3), lib.ones(2)),
+        r"dot\(\) takes two tensors of one length, got lengths 3 and 2",
+    ),
+    "aminmax of nothing": (
+        lambda lib: lib.aminmax(lib.ones(0)),
+        r"aminmax\(\): the input of shape \(0,\) has no elements",
+    ),
+    "x.min() of nothing": (
+        lambda lib: lib.ones((0, 2)).min(),
+        r"min\(\): the input of shape \(0, 2\) has no elements",
+    ),
+    "diff of a 0-d tensor": (
+        lambda lib: lib.diff(lib.tensor(1.0)),
+        r"diff\(\) takes a tensor of at least one dimension",
+    ),
+    "matrix_power of a non-square matrix": (
+        lambda lib: lib.linalg.matrix_power(lib.ones((2, 3)), 2),
+        r"matrix_power\(\) takes a square matrix .* got shape \(2, 3\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPE_MISTAKES))
+def test_a_shape_mistake_is_told_in_the_called_functions_words(name):
+    call, message = SHAPE_MISTAKES[name]
+    with pytest.raises(ShapeError, match=message):
+        call(plugrad)
+    with pytest.raises(RuntimeError):  # (ShapeError is a RuntimeError, as PyTorch's error)
+        call(torch)
