@@ -788,6 +788,11 @@ def _matrix_power(xp: Any, x: Any, /, n: int) -> Any:
             f"matrix_power() takes a square matrix (or a stack of them), got shape "
             f"{tuple(x.shape)}"
         )
+    if n < 0 and xp.isdtype(x.dtype, ("integral", "bool")):  # (NumPy's inverse: float64)
+        raise DtypeError(
+            f"matrix_power(): n={n} inverts the matrix, which an integer matrix of "
+            f"{x.dtype} cannot hold; convert it first: matrix_power(x.float(), {n})"
+        )
     power = xp.linalg.matrix_power(x, n)
     return xp.asarray(power, copy=True) if n == 1 else power
 

@@ -711,3 +711,17 @@ def test_a_shape_mistake_is_told_in_the_called_functions_words(name):
         call(plugrad)
     with pytest.raises(RuntimeError):  # (ShapeError is a RuntimeError, as PyTorch's error)
         call(torch)
+
+
+def test_a_negative_matrix_power_of_an_integer_matrix_is_refused():
+    # It gave NumPy's float64 inverse, where every other op of integers gives the default
+    # float dtype (PyTorch refuses it).
+    x = plugrad.tensor([[2, 0], [0, 1]])
+    with pytest.raises(
+        DtypeError, match=r"n=-1 inverts the matrix.* matrix_power\(x.float\(\), -1\)"
+    ):
+        plugrad.linalg.matrix_power(x, -1)
+    with pytest.raises(RuntimeError):
+        torch.linalg.matrix_power(torch.tensor([[2, 0], [0, 1]]), -1)
+    assert plugrad.linalg.matrix_power(x, 2).tolist() == [[4, 0], [0, 1]]
+    assert plugrad.linalg.matrix_power(x.float(), -1).tolist() == [[0.5, 0.0], [0.0, 1.0]]
