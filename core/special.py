@@ -125,7 +125,9 @@ def xlog1py(input: Tensor, other: Tensor | float) -> Tensor:
     >>> plugrad.special.xlog1py(plugrad.tensor([0.0, 2.0]), plugrad.tensor([-1.0, 0.0]))
     tensor([0., 0.])
     """
-    return _ops.xlog1py(_tensor("xlog1py", input), other)
+    if not isinstance(other, Tensor):  # (a number for one of the two, as PyTorch's)
+        _tensor("xlog1py", input)
+    return _ops.xlog1py(input, other)
 
 
 class _Entropy(Function):

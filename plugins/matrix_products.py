@@ -306,6 +306,13 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
         if axes != 2:
             raise ArgumentError("tensordot() got both axes= and PyTorch's dims=; pass only one")
         axes = dims
+    if hasattr(axes, "ndim") and hasattr(axes, "tolist"):  # PyTorch's dims may be a tensor
+        if axes.ndim not in (0, 2) or "int" not in str(axes.dtype):
+            raise ArgumentError(
+                f"tensordot(): a tensor of axes must hold integers, as one number or two "
+                f"rows, got shape {tuple(axes.shape)} of {axes.dtype}"
+            )
+        axes = axes.tolist()
     _check_tensordot_axes(axes, x1, x2)
     if not isinstance(axes, int):
         # Two lists, as the standard wants them (NumPy also reads a pair of ints, PyTorch's

@@ -471,6 +471,28 @@ def test_tensordot_reads_a_pair_of_ints_alike_on_every_backend(backend):
             )
 
 
+def test_tensordot_takes_dims_as_a_tensor_as_pytorch():
+    # dims=tensor(1) was refused as "must be an int or two lists of axes".
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(2, 3)), rng.normal(size=(3, 4))
+    for dims in ([[1], [0]], 1):
+        ours = plugrad.tensordot(plugrad.tensor(a), plugrad.tensor(b), dims=plugrad.tensor(dims))
+        theirs = torch.tensordot(torch.tensor(a), torch.tensor(b), dims=torch.tensor(dims))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(ArgumentError, match="a tensor of axes must hold integers"):
+        plugrad.tensordot(plugrad.tensor(a), plugrad.tensor(b), dims=plugrad.tensor([1.0]))
+
+
+def test_xlog1py_takes_a_number_as_its_first_argument_as_pytorch():
+    # special.xlog1py(2.0, y) was refused ("takes a Tensor, got float").
+    y = [0.5, -0.5, 3.0]
+    ours = plugrad.special.xlog1py(2.0, plugrad.tensor(y, requires_grad=True))
+    theirs = torch.special.xlog1py(2.0, torch.tensor(y))
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match="takes a Tensor"):
+        plugrad.special.xlog1py(2.0, 3.0)
+
+
 def test_cdist_refuses_a_compute_mode_pytorch_does_not_have():
     x = plugrad.ones((3, 2))
     with pytest.raises(ArgumentError, match="compute_mode='foo'"):
