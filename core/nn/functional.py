@@ -160,6 +160,7 @@ __all__ = [
     "gumbel_softmax",
     "max_unpool1d",
     "max_unpool2d",
+    "max_unpool3d",
     "triplet_margin_with_distance_loss",
     "multilabel_margin_loss",
     "lp_pool1d",
@@ -4533,7 +4534,7 @@ def _max_unpool(
 ) -> Tensor:
     """:func:`max_unpool2d` over the last ``len(kernel)`` axes, its errors naming ``function``."""
     nd = len(kernel)
-    axes = ("H", "W") if nd == 2 else ("L",)
+    axes = {1: ("L",), 2: ("H", "W"), 3: ("D", "H", "W")}[nd]
     pool = f"max_pool{nd}d"
     _check_tensor("input", function, input)
     _check_tensor("indices", function, indices)
@@ -4551,7 +4552,7 @@ def _max_unpool(
         wanted = tuple(output_size)
         # the whole shape, as PyTorch takes it
         wanted = wanted[2:] if len(wanted) == nd + 2 else wanted
-        last = "last two sizes" if nd == 2 else "last size"
+        last = {1: "last size", 2: "last two sizes", 3: "last three sizes"}[nd]
         if len(wanted) != nd or not all(
             isinstance(n, int) and size - st < n < size + st
             for n, size, st in zip(wanted, sizes, step)
@@ -4564,7 +4565,7 @@ def _max_unpool(
         sizes = list(wanted)
     planes_size = math.prod(sizes)
     shown = " x ".join(map(str, sizes))
-    where = "output planes of" if nd == 2 else "output rows of length"
+    where = {1: "output rows of length", 2: "output planes of", 3: "output volumes of"}[nd]
     if min(sizes) < 1:
         raise ShapeError(
             f"{function}(): the output would be empty ({shown}); check kernel_size, stride and "
@@ -4583,6 +4584,40 @@ def _max_unpool(
     out = zeros((flat_values.shape[0], planes_size), dtype=input.dtype, device=input.device)
     out = out.scatter(1, flat_indices, flat_values)
     return _ops.reshape(out, (*planes, *sizes))
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The inverse of :func:`max_pool3d` (see :func:`max_unpool2d`): ``indices`` are flat
+    positions ``(d * H + h) * W + w`` in each output volume.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> values, indices = F.max_pool3d(x, 2, return_indices=True)
+    >>> F.max_unpool3d(values, indices, 2).flatten()
+    tensor([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+    function = "max_unpool3d"
+
+    def triple(name: str, value: Any, minimum: int) -> tuple[int, int, int]:
+        # (a bad geometry is a plain ValueError, as the pools report it)
+        return cast(
+            "tuple[int, int, int]", _ntuple(function, name, value, 3, minimum, error=ValueError)
+        )
+
+    kernel = triple("kernel_size", kernel_size, 1)
+    step = kernel if stride is None else triple("stride", stride, 1)
+    pad = triple("padding", padding, 0)
+    return _max_unpool(function, input, indices, kernel, step, pad, output_size)
 
 
 def max_unpool1d(

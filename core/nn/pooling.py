@@ -26,6 +26,7 @@ __all__ = [
     "MaxPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 IntTuple = int | tuple[int, ...]
@@ -332,6 +333,23 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     _size = 2
     _unpool = F.max_unpool2d
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Apply :func:`plugrad.nn.functional.max_unpool3d`: undo a ``MaxPool3d(return_indices=True)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool, unpool = plugrad.nn.MaxPool3d(2, return_indices=True), plugrad.nn.MaxUnpool3d(2)
+    >>> unpool
+    MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), padding=(0, 0, 0))
+    >>> unpool(*pool(plugrad.arange(8.0).reshape(1, 1, 2, 2, 2))).flatten()
+    tensor([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+
+    _size = 3
+    _unpool = F.max_unpool3d
 
 
 class _LPPoolNd(Module):

@@ -542,6 +542,51 @@ def test_max_unpool_puts_the_maxima_back_as_pytorch(
     np.testing.assert_array_equal(mine.grad.numpy(), reference.grad.numpy())
 
 
+@pytest.mark.parametrize(
+    ("shape", "kernel", "stride", "padding", "output_size"),
+    [
+        ((2, 3, 4, 6, 4), 2, None, 0, None),
+        ((2, 2, 5, 5, 7), (3, 2, 3), (2, 2, 2), (1, 0, 1), (5, 5, 7)),
+        ((2, 5, 4, 5), 2, 2, 0, (5, 4, 5)),  # the odd sizes given back, unbatched
+        ((1, 1, 4, 4, 4), 2, 2, 0, (1, 1, 5, 4, 5)),  # the whole shape
+    ],
+)
+def test_max_unpool_3d_puts_the_maxima_back_as_pytorch(
+    backend, shape, kernel, stride, padding, output_size
+) -> None:
+    x = np.random.default_rng(5).standard_normal(shape)
+    values, indices = nn.functional.max_pool3d(plugrad.asarray(x), kernel, stride, padding,
+                                               return_indices=True)  # fmt: skip
+    expected_values, expected_indices = torch.nn.functional.max_pool3d(
+        torch.tensor(x), kernel, stride, padding, return_indices=True
+    )
+    np.testing.assert_array_equal(indices.numpy(), expected_indices.numpy())
+    ours = nn.MaxUnpool3d(kernel, stride, padding)
+    theirs = torch.nn.MaxUnpool3d(kernel, stride, padding)
+    assert repr(ours) == repr(theirs)
+    mine = plugrad.asarray(values.numpy(), requires_grad=True)
+    reference = torch.tensor(expected_values.numpy(), requires_grad=True)
+    out = ours(mine, indices, output_size=output_size)
+    expected = theirs(reference, expected_indices, output_size=output_size)
+    np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
+    weights = np.random.default_rng(3).standard_normal(tuple(expected.shape))
+    out.backward(plugrad.asarray(weights))
+    expected.backward(torch.tensor(weights))
+    np.testing.assert_array_equal(mine.grad.numpy(), reference.grad.numpy())
+
+
+def test_max_unpool_3d_refuses_a_geometry_or_indices_that_do_not_fit() -> None:
+    values, indices = nn.functional.max_pool3d(plugrad.ones(1, 1, 2, 2, 2), 2, return_indices=True)
+    with pytest.raises(plugrad.errors.ShapeError, match=r"\(N, C, D, H, W\) or \(C, D, H, W\)"):
+        nn.functional.max_unpool3d(values[0, 0], indices[0, 0], 2)
+    with pytest.raises(ValueError, match=r"last three sizes \(D, H, W\)"):
+        nn.functional.max_unpool3d(values, indices, 2, output_size=(2, 2))
+    with pytest.raises(ValueError, match=r"max_unpool3d.*kernel_size"):
+        nn.functional.max_unpool3d(values, indices, (2, 2))
+    with pytest.raises(plugrad.errors.IndexOutOfRangeError, match=r"output volumes of 2 x 2 x 2"):
+        nn.functional.max_unpool3d(values, indices + 8, 2)
+
+
 def test_max_unpool_1d_and_what_it_refuses() -> None:
     x = images(2, 3, 9).astype(np.float64)
     values, indices = nn.functional.max_pool1d(plugrad.asarray(x), 3, 2, 1, return_indices=True)
