@@ -108,3 +108,17 @@ def test_sort_of_a_0d_tensor_is_its_element_as_pytorch():
     assert x.grad.item() == 2.0
     with pytest.raises(plugrad.errors.AxisError):
         P.sort(x, axis=1)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_topk_of_tied_values_takes_the_first_ones_on_every_backend(backend):
+    # The order coming_from_pytorch.rst promises (PyTorch's own is its kernel's).
+    with plugrad.use_backend(backend):
+        largest = plugrad.topk(plugrad.asarray([1.0, 3.0, 3.0, 2.0, 3.0]), 2)
+        smallest = plugrad.topk(plugrad.asarray([1.0, 3.0, 1.0, 2.0, 1.0]), 2, largest=False)
+        assert largest.indices.tolist() == [1, 2] and smallest.indices.tolist() == [0, 2]
+        nan = float("nan")
+        x = plugrad.asarray([nan, 1.0, 3.0], requires_grad=True)
+        pair = plugrad.aminmax(x)
+        (pair.min + pair.max).backward()
+        assert x.grad.tolist() == [2.0, 0.0, 0.0]  # the NaN is the minimum and the maximum
