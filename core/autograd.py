@@ -4,8 +4,9 @@ Gradients of outputs with respect to chosen inputs (:func:`grad`), backward
 passes into ``.grad`` (:func:`backward`), user-defined differentiable
 operations (:class:`Function`), gradient checks for op and plugin authors
 (:func:`gradcheck`, :func:`gradgradcheck`), anomaly detection
-(:class:`detect_anomaly`) and PyTorch's functional API
-(:mod:`plugrad.autograd.functional`: ``jacobian``, ``hessian``, ``vjp``, ...).
+(:class:`detect_anomaly`), PyTorch's functional API
+(:mod:`plugrad.autograd.functional`: ``jacobian``, ``hessian``, ``vjp``, ...)
+and hooks on what a backward saves (:mod:`plugrad.autograd.graph`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from . import anomaly as anomaly_mode
 from . import autograd_functional as functional
+from . import autograd_graph as graph
 from . import function, grad_mode
 from . import ops as _ops
 from .anomaly import (
@@ -37,7 +39,7 @@ from .tensor import Tensor
 # PyTorch's submodules of these names are plugrad's modules.
 for _name, _module in [
     ("functional", functional), ("function", function), ("grad_mode", grad_mode),
-    ("anomaly_mode", anomaly_mode),
+    ("anomaly_mode", anomaly_mode), ("graph", graph),
 ]:  # fmt: skip
     sys.modules[f"{__name__}.{_name}"] = _module
 del _name, _module
@@ -53,6 +55,7 @@ __all__ = [
     "set_detect_anomaly",
     "function",
     "functional",
+    "graph",
     "enable_grad",
     "grad",
     "gradcheck",

@@ -9,6 +9,7 @@ they are almost every call.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -16,6 +17,7 @@ from . import anomaly as _anomaly
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
+from . import saved_tensor_hooks as _saved_tensor_hooks
 from . import strided_layout
 from . import versions as _versions
 from .dtypes import DType, is_differentiable, of_python_type
@@ -828,12 +830,23 @@ def use_recorders(recorders: Recorders) -> Recorders:
     return previous
 
 
-def _anomaly_switched(on: bool) -> None:
-    with_stack = _anomaly.with_stack
-    use_recorders(Recorders(*map(with_stack, PLAIN_RECORDERS)) if on else PLAIN_RECORDERS)
+def _modes_switched(_: bool) -> None:
+    """Record as the modes on now ask: saved-tensor hooks pack what a node keeps, anomaly
+    mode notes where it was made."""
+    with _modes_lock:  # (each mode sets its flag first: the last switch sees both)
+        recorders = PLAIN_RECORDERS
+        if _saved_tensor_hooks.active:
+            recorders = Recorders(*map(_saved_tensor_hooks.packing, recorders))
+        if _anomaly.enabled:
+            recorders = Recorders(*map(_anomaly.with_stack, recorders))
+        use_recorders(recorders)
 
 
-_anomaly.on_switch(_anomaly_switched)
+_modes_lock = threading.Lock()
+
+
+_anomaly.on_switch(_modes_switched)
+_saved_tensor_hooks.on_switch(_modes_switched)
 
 
 def saved_version(value: Any) -> int:

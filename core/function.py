@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from . import anomaly as _anomaly
+from . import saved_tensor_hooks as _saved_tensor_hooks
 from .dispatch import saved_version
 from .engine import note_borrowed
 from .errors import BackwardError, FunctionBackwardError, GraphFreedError
@@ -88,6 +89,10 @@ class FunctionCtx(Node):
         if saved is None:
             raise self._freed_error()
         check_versions(self, saved, self._versions)
+        if any(type(s) is _saved_tensor_hooks.Packed for s in saved):
+            saved = tuple(
+                s.tensor(self) if type(s) is _saved_tensor_hooks.Packed else s for s in saved
+            )
         return tuple(
             _wrap(s.array, self._device, True, output_edge(self, s.index))
             if isinstance(s, _SavedOutput)
@@ -589,4 +594,12 @@ def _record(
         saved.append(s)
     ctx._saved = tuple(saved)
     ctx._versions = tuple(map(saved_version, ctx._saved))
+    hooks = _saved_tensor_hooks.current_hooks()
+    if hooks is not None:  # (an output is handed to pack_hook as the tensor returned)
+        ctx._saved = tuple(
+            _saved_tensor_hooks.pack_saved(
+                results[s.index] if isinstance(s, _SavedOutput) else s, hooks
+            )
+            for s in ctx._saved
+        )
     return tuple(results) if isinstance(output, tuple) else results[0]

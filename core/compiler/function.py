@@ -20,6 +20,7 @@ from .. import dtypes as _dtypes
 from .. import inplace as _inplace
 from .. import lazy as _lazy
 from .. import registry as _registry
+from .. import saved_tensor_hooks as _saved_tensor_hooks
 from ..errors import CompileError, CompileWarning, GraphBreakError, checked_bool
 from ..function import Function
 from ..grad_mode import _state
@@ -200,6 +201,12 @@ class CompiledFunction:
             return self._eager_in_mode(
                 key, args, kwargs, "anomaly mode is on, and it checks every gradient as it runs"
             )
+        if _saved_tensor_hooks.active:
+            return self._eager_in_mode(
+                key, args, kwargs,
+                "saved-tensor hooks are on (plugrad.autograd.graph.saved_tensors_hooks), which "
+                "a plan would not call", "leave them",
+            )  # fmt: skip
         if _inplace.copies_in_use and _copies_views(leaves) and _share_memory(leaves):
             return self._eager_in_mode(
                 key, args, kwargs,
@@ -460,12 +467,14 @@ _instances: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
 
 
 def _forget_every_plan(*_: Any) -> None:
-    """Anomaly mode switched, or the default dtype changed: plans made before are stale."""
+    """Anomaly mode or saved-tensor hooks switched, or the default dtype changed: plans made
+    before are stale."""
     for function in list(_instances):
         function.cache_clear()
 
 
 _anomaly.on_switch(_forget_every_plan)
+_saved_tensor_hooks.on_switch(_forget_every_plan)
 _dtypes.on_default_change(_forget_every_plan)
 
 
