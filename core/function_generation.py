@@ -377,7 +377,7 @@ def _explain_failure(
     if isinstance(error, TypeError):
         _rename_binding_error(error, adapter, name)
     elif name in _PICKING_REDUCTIONS:
-        _refuse_empty_dim(name, *_input_and_dim(adapter, args, kwargs))
+        _refuse_empty_dim(name, *_input_and_dim(adapter, args, kwargs), name not in _MEDIANS)
 
 
 def _input_and_dim(
@@ -396,15 +396,20 @@ def _input_and_dim(
     return (values[1] if len(values) > 1 else None), dim
 
 
-def _refuse_empty_dim(name: str, x: Any, dim: Any) -> None:
+#: Their own error tells the empty median of integers (a float tensor's is NaN, as PyTorch's).
+_MEDIANS = frozenset({"median", "nanmedian"})
+
+
+def _refuse_empty_dim(name: str, x: Any, dim: Any, whole: bool = True) -> None:
     """Raise PyTorch's error for the reduction ``name`` of ``x`` along ``dim`` where that
-    dim has length 0 (no element to pick); else return, and the caller re-raises the
-    error it caught. Called on the failure path only."""
+    dim has length 0 (no element to pick), or over every dim (``dim=None``) of an empty
+    ``x`` where ``whole``; else return, and the caller re-raises the error it caught.
+    Called on the failure path only."""
     if not isinstance(x, Tensor):
         return
     shape = tuple(x.shape)
     if dim is None:
-        if 0 in shape:  # (NumPy's words: "zero-size array to reduction operation minimum")
+        if whole and 0 in shape:  # (else NumPy's "zero-size array to reduction operation")
             raise ShapeError(
                 f"{name}(): the input of shape {shape} has no elements, so there is none to "
                 "take over all dims; give dim= over a dim that holds elements, or check "

@@ -414,7 +414,7 @@ def test_repeat_flattens_without_an_axis_and_takes_one_count_per_element() -> No
     x = plugrad.asarray(values, device="dask")
     with pytest.raises(ValueError, match="must not be negative"):
         plugrad.repeat(x, plugrad.asarray(np.array([1, -1, 1]), device="dask"), axis=1)
-    with pytest.raises(ShapeError, match="2 counts for an axis of length 3"):
+    with pytest.raises(ShapeError, match=r"repeats holds 2 counts .* 3 elements along dim 1"):
         plugrad.repeat(x, plugrad.asarray(np.array([1, 1]), device="dask"), axis=1)
 
 
