@@ -9,7 +9,9 @@ and :func:`increment_version`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
+from .errors import ArgumentError
 from .graph import Node
 from .saved_tensor_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 from .tensor import Tensor
@@ -42,10 +44,18 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
       ...
     plugrad.errors.InPlaceModificationError: one of the variables needed for gradient ...
     """
-    tensors = (tensor,) if isinstance(tensor, Tensor) else tuple(tensor)
+    if isinstance(tensor, Tensor):
+        tensors: tuple[Any, ...] = (tensor,)
+    elif isinstance(tensor, Iterable) and not isinstance(tensor, (str, bytes)):
+        tensors = tuple(tensor)
+    else:
+        raise ArgumentError(
+            f"increment_version() takes a Tensor or an iterable of Tensors, got "
+            f"{type(tensor).__name__}"
+        )
     for index, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"increment_version() takes a Tensor or an iterable of Tensors; item {index} "
                 f"is a {type(t).__name__}"
             )

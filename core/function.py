@@ -594,7 +594,9 @@ def _record(
         saved.append(s)
     ctx._saved = tuple(saved)
     ctx._versions = tuple(map(saved_version, ctx._saved))
-    hooks = _saved_tensor_hooks.current_hooks()
+    hooks = None
+    if _saved_tensor_hooks.active and any(s is not None for s in ctx._saved):
+        hooks = _saved_tensor_hooks.current_hooks()
     if hooks is not None:  # (an output is handed to pack_hook as the tensor returned)
         ctx._saved = tuple(
             _saved_tensor_hooks.pack_saved(

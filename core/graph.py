@@ -166,6 +166,8 @@ class RegisteredRules(Protocol):
     broadcasting: bool
     input_names: tuple[str, ...]
     multiple_outputs: bool
+    #: Outputs (of several) that take no gradient, whatever their dtype.
+    nondifferentiable_outputs: frozenset[int]
     #: ``"sequence"`` or ``"variadic"`` for an op whose inputs are one sequence, else None.
     sequence_kind: str | None
     #: Per rule, the inputs (positions) and whether ``ans`` its code reads; None: unknown.

@@ -16,9 +16,10 @@ tensor after the save is still refused. What ``unpack_hook`` returns must
 have the saved tensor's shape, dtype and device; anything else is refused
 with a :class:`~plugrad.errors.BackwardError` before a rule reads it.
 
-Hooks are per thread, as PyTorch's; the innermost pair applies. Outside them
-nothing costs anything: the per-op path swaps its recorders only while a pair
-is on in some thread (as anomaly mode does), and a compiled function runs
+Hooks are per thread, as PyTorch's; the innermost pair applies, and the hooks
+themselves run with none (what they compute saves nothing through them). Outside
+them nothing costs anything: the per-op path swaps its recorders only while a
+pair is on in some thread (as anomaly mode does), and a compiled function runs
 eagerly while one is on (a plan would not call the hooks).
 """
 
@@ -28,8 +29,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BackwardError
-from .graph import OpNode
+from .dtypes import is_differentiable
+from .errors import ArgumentError, BackwardError, InPlaceModificationError
+from .graph import OpNode, check_output_versions, check_versions
 from .node import Node
 from .tensor import Tensor, _wrap
 from .versions import shared_counter
@@ -39,6 +41,7 @@ __all__ = [
     "SavedLeafBackward",
     "current_hooks",
     "disable_saved_tensors_hooks",
+    "on_enter",
     "on_switch",
     "pack_node",
     "pack_saved",
@@ -61,9 +64,36 @@ def on_switch(listener: Callable[[bool], None]) -> None:
 
 
 def current_hooks() -> tuple[Callable[[Tensor], Any], Callable[[Any], Any]] | None:
-    """The innermost ``(pack_hook, unpack_hook)`` of this thread, or ``None``."""
+    """The innermost ``(pack_hook, unpack_hook)`` of this thread, or ``None``; inside
+    :class:`disable_saved_tensors_hooks`, hooks entered before it are refused here, when a
+    tensor is saved (PyTorch's)."""
     hooks = getattr(_local, "hooks", None)
-    return hooks[-1] if hooks else None
+    if not hooks:
+        return None
+    message = getattr(_local, "disabled", None)
+    if message is not None:
+        raise BackwardError(message)
+    return hooks[-1]
+
+
+def _without_hooks(hook: Callable[[Any], Any], value: Any) -> Any:
+    """``hook(value)`` with this thread's hooks off: the ops a hook runs save nothing
+    through it again (PyTorch's)."""
+    hooks = getattr(_local, "hooks", None)
+    _local.hooks = None
+    try:
+        return hook(value)
+    finally:
+        _local.hooks = hooks
+
+
+#: Called on entering hooks (a capture under way breaks its graph there).
+_enter_listeners: list[Callable[[], None]] = []
+
+
+def on_enter(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` each time a pair of hooks is entered, in the thread entering it."""
+    _enter_listeners.append(listener)
 
 
 def _add(change: int) -> None:
@@ -115,7 +145,7 @@ class saved_tensors_hooks:
     ) -> None:
         for name, hook in (("pack_hook", pack_hook), ("unpack_hook", unpack_hook)):
             if not callable(hook):
-                raise TypeError(
+                raise ArgumentError(
                     f"saved_tensors_hooks(): {name} must be callable, got {type(hook).__name__}"
                 )
         self.pack_hook = pack_hook
@@ -128,6 +158,8 @@ class saved_tensors_hooks:
         hooks = getattr(_local, "hooks", None)
         if hooks is None:
             hooks = _local.hooks = []
+        for listener in _enter_listeners:
+            listener()
         hooks.append((self.pack_hook, self.unpack_hook))
         _add(1)
         return self
@@ -140,14 +172,18 @@ class saved_tensors_hooks:
 class save_on_cpu(saved_tensors_hooks):
     """Keep the tensors a backward saves on the CPU, and move them back for the backward
     (PyTorch's): an accelerator's memory then holds the activations of one layer at a
-    time. Tensors already on the CPU are kept as they are (detached: no copy).
+    time.
+
+    A tensor on the NumPy device (``"cpu"``) is kept as it is; one on another
+    device, even the CPU device of another backend (``"torch"``, ``"jax"``), moves
+    there with ``.cpu()`` and back with ``.to(device)``.
 
     Parameters
     ----------
     pin_memory : bool, default False
         Taken for PyTorch's signature; plugrad's backends do not pin host memory.
     device_type : str, default "cuda"
-        Taken for PyTorch's signature: every device other than the CPU is moved.
+        Taken for PyTorch's signature: every device other than ``"cpu"`` is moved.
 
     Examples
     --------
@@ -176,7 +212,8 @@ class save_on_cpu(saved_tensors_hooks):
 class disable_saved_tensors_hooks:
     """Context manager: entering :class:`saved_tensors_hooks` (or :class:`save_on_cpu`)
     inside it raises a :class:`~plugrad.errors.BackwardError` with ``error_message``
-    (PyTorch's), for code that cannot work with them. Hooks already on stay on.
+    (PyTorch's), for code that cannot work with them; so does saving a tensor inside
+    it while hooks entered before it are on.
 
     Examples
     --------
@@ -192,7 +229,7 @@ class disable_saved_tensors_hooks:
 
     def __init__(self, error_message: str) -> None:
         if not isinstance(error_message, str):
-            raise TypeError(
+            raise ArgumentError(
                 "disable_saved_tensors_hooks() takes the error message as a str, got "
                 f"{type(error_message).__name__}"
             )
@@ -223,24 +260,38 @@ class Packed:
     )  # fmt: skip
     edge: Any  # a Node, (a Node, an output index), the leaf Tensor itself, or None
 
-    def __init__(self, tensor: Tensor, hooks: tuple[Callable[..., Any], Callable[..., Any]]):
+    def __init__(
+        self,
+        tensor: Tensor,
+        hooks: tuple[Callable[..., Any], Callable[..., Any]],
+        requires_grad: bool | None = None,
+        edge: Any = None,
+    ):
         pack, self.unpack = hooks
         array = tensor._array
         self.shape, self.dtype, self.device = tuple(array.shape), array.dtype, tensor._device
-        self.requires_grad = tensor._requires_grad
-        # Where the gradient of a tensor computed from it goes: its node, or the leaf.
-        self.edge = tensor._edge or (tensor if tensor._requires_grad else None)
-        self.leaf = self.edge is tensor
+        if requires_grad is None:
+            requires_grad = tensor._requires_grad
+            # Where the gradient of a tensor computed from it goes: its node, or the leaf.
+            edge = tensor._edge or (tensor if requires_grad else None)
+        self.requires_grad, self.edge = requires_grad, edge
+        self.leaf = edge is tensor
         # The in-place check reads it; one made now, so that a later change is counted
         # where this node can see it (a tensor without one gets a new one when changed).
-        self._counter = shared_counter(tensor)
-        self.packed = pack(tensor)
+        counter = self._counter = shared_counter(tensor)
+        version = counter[0]
+        self.packed = _without_hooks(pack, tensor)
+        if counter[0] != version:
+            raise InPlaceModificationError(
+                f"pack_hook changed the tensor it was given (shape {self.shape}) in place; it "
+                "must leave it as it is (pack a copy: tensor.detach().clone())"
+            )
 
     def tensor(self, node: Any) -> Tensor:
         """The saved tensor back, as the backward computes with it: the values
         ``unpack_hook`` gives, the gradient's way and the version counter of the tensor
         saved."""
-        result = self.unpack(self.packed)
+        result = _without_hooks(self.unpack, self.packed)
         if not isinstance(result, Tensor):
             raise BackwardError(
                 f"{node.name()}: unpack_hook returned a {type(result).__name__}, not a Tensor; "
@@ -261,6 +312,8 @@ class Packed:
             )
         edge = self.edge
         if self.leaf:  # (a leaf is its own edge, which no other tensor can hold)
+            if array is edge._array:
+                return edge  # (the leaf's own values: the graph as without hooks)
             edge = SavedLeafBackward(edge)
         unpacked = _wrap(array, self.device, self.requires_grad, edge)
         unpacked._counter = self._counter
@@ -297,20 +350,25 @@ def _packed_output(node: OpNode, array: Any, index: int | None, hooks: Any) -> P
     if index is None:
         output = _wrap(array, node._device, True, node)
         output._counter = node._ans_counter
-    else:  # (one of several: which are differentiable is noted after the recorder)
-        output = _wrap(array, node._device, False, None)
+    else:  # one of several, as the per-op path will make it
+        differentiable = index not in node.op.nondifferentiable_outputs and is_differentiable(
+            node._device.dtype_of(array)
+        )
+        output = _wrap(
+            array, node._device, differentiable, (node, index) if differentiable else None
+        )
     return Packed(output, hooks)
 
 
 def pack_node(node: OpNode) -> OpNode:
     """Hand the values ``node`` keeps to this thread's pack hook, if a pair is on; the node
     then unpacks them at each backward."""
-    hooks = current_hooks()
-    if hooks is None or type(node) in _PACKED:  # (a recorder that called another)
-        return node
     saved, tensors, ans = node._saved, node._saved_tensors, node._ans
-    if tensors is None and ans is None:
-        return node  # shapes and numbers only
+    if (tensors is None and ans is None) or type(node) in _PACKED:
+        return node  # shapes and numbers only, or packed already (a recorder called another)
+    hooks = current_hooks()
+    if hooks is None:
+        return node
     if tensors is not None:
         node._saved = tuple(
             value if tensor is None else Packed(tensor, hooks)
@@ -329,6 +387,7 @@ def pack_node(node: OpNode) -> OpNode:
 
 
 _PACKED_CLASSES: dict[type, type] = {}
+_unpacked_lock = threading.RLock()
 _PACKED: set[type] = set()
 
 
@@ -343,22 +402,32 @@ def _packed_class(base: type) -> type:
         saved, tensors, ans = self._saved, self._saved_tensors, self._ans
         if saved is None:
             return unpacked_backward(self, grad, create_graph)  # (freed: its error)
+        # An in-place change since the save is told as such, before unpack_hook runs.
+        check_versions(self, saved, self._versions)
+        if self._ans_counter is not None:
+            check_output_versions(self, self._ans_counter)
         values = list(saved)
         kept: list[Any] = [None] * len(saved)
         for index, value in enumerate(saved):
             if type(value) is Packed:
                 kept[index] = value.tensor(self)
                 values[index] = kept[index]._array
-        self._saved = tuple(values)
-        self._saved_tensors = tuple(kept) if any(t is not None for t in kept) else None
         if type(ans) is Packed:
-            self._ans = ans.tensor(self)._array
+            unpacked_ans = ans.tensor(self)._array
         elif type(ans) is tuple:
-            self._ans = tuple(a if a is None else a.tensor(self)._array for a in ans)
-        try:
-            return unpacked_backward(self, grad, create_graph)
-        finally:
-            self._saved, self._saved_tensors, self._ans = saved, tensors, ans
+            unpacked_ans = tuple(a if a is None else a.tensor(self)._array for a in ans)
+        else:
+            unpacked_ans = ans
+        # The rules read the node's slots: the unpacked values stand there for this call
+        # only, one thread at a time (two backward passes through one retained graph).
+        with _unpacked_lock:
+            self._saved = tuple(values)
+            self._saved_tensors = tuple(kept) if any(t is not None for t in kept) else None
+            self._ans = unpacked_ans
+            try:
+                return unpacked_backward(self, grad, create_graph)
+            finally:
+                self._saved, self._saved_tensors, self._ans = saved, tensors, ans
 
     packed = type(base.__name__, (base,), {"__slots__": (), "_backward": _backward})
     packed.__qualname__ = base.__qualname__

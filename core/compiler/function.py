@@ -467,14 +467,36 @@ _instances: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
 
 
 def _forget_every_plan(*_: Any) -> None:
-    """Anomaly mode or saved-tensor hooks switched, or the default dtype changed: plans made
-    before are stale."""
+    """Anomaly mode switched, or the default dtype changed: plans made before are stale."""
     for function in list(_instances):
         function.cache_clear()
 
 
 _anomaly.on_switch(_forget_every_plan)
-_saved_tensor_hooks.on_switch(_forget_every_plan)
+
+
+def _hooks_switched(on: bool) -> None:
+    """Saved-tensor hooks went on: no call may take the shortcut to the last plan (the
+    signature, which tells hooks on from off, then finds none: plans are made without)."""
+    if on:
+        for function in list(_instances):
+            function._last = None
+
+
+_saved_tensor_hooks.on_switch(_hooks_switched)
+
+
+def _hooks_entered() -> None:
+    """Saved-tensor hooks entered inside a capture: the plan would not call them."""
+    tracer = _tracer._current()
+    if tracer is not None and tracer.recording:
+        tracer.graph_break(
+            "it enters saved-tensor hooks (plugrad.autograd.graph.saved_tensors_hooks), which "
+            "a plan would not call"
+        )
+
+
+_saved_tensor_hooks.on_enter(_hooks_entered)
 _dtypes.on_default_change(_forget_every_plan)
 
 
@@ -945,7 +967,8 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
                 id(t._counter) if t._counter is not None else -i - 1 for i, t in enumerate(leaves)
             ]
             parts.append(("memory", tuple(map(counters.index, counters))))
-    return (tuple(parts), _state.enabled, _checking._enabled)
+    # (with saved-tensor hooks on, a call runs eagerly; its plans wait for them to go off)
+    return (tuple(parts), _state.enabled, _saved_tensor_hooks.active > 0, _checking._enabled)
 
 
 def _copies_views(leaves: list[Tensor]) -> bool:

@@ -281,9 +281,10 @@ def test_a_compiled_function_runs_eagerly_while_hooks_are_on():
     assert any("saved-tensor hooks are on" in str(w.message) for w in caught)
     loss.backward()
     captures = step.captures
+    calls.clear()
     step(a)
     step(a)
-    assert step.captures == captures + 1  # compiled again after them
+    assert step.captures == captures and not calls  # the plan replays again after them
     strict = plugrad.compile(lambda a: (a * a).sum(), fullgraph=True)
     with G.save_on_cpu(), pytest.raises(GraphBreakError, match="saved-tensor hooks"):
         strict(a)
@@ -308,3 +309,155 @@ def test_every_grad_fn_is_a_graph_node():
     import plugrad.autograd.graph as module
 
     assert module is G
+
+
+def test_a_pack_hook_may_compute_on_the_tensor_and_saves_nothing_through_itself():
+    # Ops in the hook recorded nodes that called the hook again, until RecursionError.
+    def quantize(t):
+        scale = t.abs().amax() / 127
+        return (t / scale).round().to(lib.int8), scale
+
+    def dequantize(packed):
+        values, scale = packed
+        return values.to(scale.dtype) * scale
+
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.linspace(-1, 1, 5, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(quantize, dequantize):
+            y = (x * x).sin().sum()
+        y.backward()
+        results.append(x.grad.tolist())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+
+
+def test_a_pack_hook_that_changes_its_tensor_in_place_is_refused():
+    def scale_in_place(t):
+        with plugrad.no_grad():
+            t.mul_(10)
+        return t.detach()
+
+    x = plugrad.ones(3, requires_grad=True)
+    with (
+        G.saved_tensors_hooks(scale_in_place, _same),
+        pytest.raises(InPlaceModificationError, match="pack_hook changed the tensor"),
+    ):
+        x.exp()
+
+
+def test_an_in_place_change_of_shape_after_a_save_is_told_as_an_in_place_change():
+    x = plugrad.ones(3, requires_grad=True)
+    h = x * 1
+    with G.saved_tensors_hooks(_same, _same):
+        loss = (h * h).sum()
+    with plugrad.no_grad():
+        h.unsqueeze_(0)
+    with pytest.raises(InPlaceModificationError):
+        loss.backward()
+
+
+def test_identity_hooks_give_the_same_graph_through_saved_leaves():
+    # Each unpack wrapped the leaf in a node of its own: a double backward summed in
+    # another order (std's second derivative differed by 1e-18).
+    def second(hooks):
+        x = plugrad.tensor([0.3, -1.2, 2.5, 0.7], dtype=plugrad.float64, requires_grad=True)
+        a = plugrad.tensor([[2.0, 0.5], [0.25, 3.0]], dtype=plugrad.float64, requires_grad=True)
+        with G.saved_tensors_hooks(*hooks) if hooks else _no_hooks():
+            loss = x.std() + plugrad.linalg.solve(a, x[:2]).sum()
+        (g,) = plugrad.autograd.grad(loss, [x], create_graph=True)
+        return [t.numpy() for t in plugrad.autograd.grad((g * g).sum(), [x, a])]
+
+    for ours, expected in zip(second((_detached, _same)), second(None)):
+        np.testing.assert_array_equal(ours, expected)
+
+
+class _no_hooks:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+def test_an_output_of_several_is_handed_over_with_its_grad_fn():
+    handed = []
+    x = plugrad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    with G.saved_tensors_hooks(lambda t: (handed.append(t), t.detach())[1], _same):
+        pair = plugrad.linalg.eigh(x)
+    outputs = [t for t in handed if t.grad_fn is pair.eigenvalues.grad_fn]
+    assert outputs and all(t.requires_grad for t in outputs)
+    with G.saved_tensors_hooks(lambda t: (handed.append(t), t.detach())[1], _same):
+        values, _ = x.flatten().sort()
+    kept = [t for t in handed if t.grad_fn is values.grad_fn]
+    assert all(t.dtype == values.dtype for t in kept)  # (the int indices take no gradient)
+
+
+def test_hooks_on_before_disabling_are_refused_when_a_tensor_is_saved():
+    x = plugrad.ones(2, requires_grad=True)
+    with G.save_on_cpu():
+        with G.disable_saved_tensors_hooks("not here"):
+            assert (x + 1).requires_grad  # nothing saved: allowed
+            with pytest.raises(BackwardError, match="not here"):
+                x * x
+        (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_the_graph_module_refuses_arguments_with_plugrad_errors():
+    with pytest.raises(plugrad.errors.ArgumentError, match="got int"):
+        G.increment_version(3)
+    with pytest.raises(plugrad.errors.ArgumentError, match="callable"):
+        G.saved_tensors_hooks(1, _same)
+    with pytest.raises(plugrad.errors.ArgumentError, match="str"):
+        G.disable_saved_tensors_hooks(3)
+
+
+def test_concurrent_backward_passes_through_one_packed_graph():
+    unpacked = []
+    x = plugrad.ones(64, requires_grad=True)
+    with G.saved_tensors_hooks(_detached, lambda t: (unpacked.append(1), t)[1]):
+        h = x
+        for _ in range(20):
+            h = (h * 1.01).sin() * h
+        loss = h.sum()
+    (expected,) = plugrad.autograd.grad(loss, [x], retain_graph=True)
+    per_pass = len(unpacked)
+    results, errors = [], []
+
+    def run():
+        try:
+            for _ in range(5):
+                results.append(plugrad.autograd.grad(loss, [x], retain_graph=True)[0])
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and len(results) == 20
+    for result in results:
+        np.testing.assert_array_equal(result.numpy(), expected.numpy())
+    unpacked.clear()
+    loss.backward()  # every node still packed: unpacks as many as the first pass
+    assert len(unpacked) == per_pass
+
+
+def test_hooks_entered_inside_a_compiled_function_make_it_eager():
+    calls = []
+
+    def step(a):
+        with G.saved_tensors_hooks(lambda t: (calls.append(1), t.detach())[1], _same):
+            return (a * a.exp()).sum()
+
+    compiled = plugrad.compile(step)
+    a = plugrad.ones(3, requires_grad=True)
+    with pytest.warns(plugrad.errors.CompileWarning, match="enters saved-tensor hooks"):
+        compiled(a)
+    for _ in range(2):
+        calls.clear()
+        compiled(a).backward()
+        assert calls  # the hooks ran at every call
+    with pytest.raises(GraphBreakError, match="saved-tensor hooks"):
+        plugrad.compile(step, fullgraph=True)(a)
