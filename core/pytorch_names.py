@@ -870,8 +870,9 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         )
     elif weights.dtype in (_dtypes.float32, _dtypes.float64):
         added = weights
-    else:
-        added = _ops.astype(weights, _dtypes.float64)
+    else:  # PyTorch's float64, where the device has it (JAX without x64 has not)
+        wide = _dtypes.float64 in weights.device.dtypes
+        added = _ops.astype(weights, _dtypes.float64 if wide else _dtypes.float32)
     counts = _creation.zeros((size,), dtype=added.dtype, device=input.device)
     return counts.scatter_add(0, _ops.astype(input, input.device.default_int_dtype), added)
 
@@ -1299,9 +1300,9 @@ def _einsum_sum_out(operand: Tensor, term: str, needed: str) -> tuple[Tensor, st
 
 
 def _einsum_sum(operand: Tensor, axis: int | tuple[int, ...], keepdims: bool = False) -> Tensor:
-    """PyTorch's sum: integers and bools add up in int64."""
+    """PyTorch's sum: integers and bools add up in int64 (the device's widest int)."""
     exact = operand.dtype.kind in ("signed integer", "unsigned integer", "bool")
-    dtype = _dtypes.int64 if exact else None
+    dtype = operand.device.default_int_dtype if exact else None
     return _ops.sum(operand, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
@@ -1323,9 +1324,9 @@ def _einsum_pair(a: Tensor, a_term: str, b: Tensor, b_term: str, later: str) -> 
             _einsum_aligned(a, a_term, order), _einsum_aligned(b, b_term, order)
         ), order
     if a.dtype == _dtypes.bool:  # bools are counted, as PyTorch's sum counts them
-        a = _ops.astype(a, _dtypes.int64)
+        a = _ops.astype(a, a.device.default_int_dtype)
     if b.dtype == _dtypes.bool:
-        b = _ops.astype(b, _dtypes.int64)
+        b = _ops.astype(b, b.device.default_int_dtype)
     batch = [c for c in a_term if c in b_term and c not in contracted]
     left = [c for c in a_term if c not in b_term]
     right = [c for c in b_term if c not in a_term]

@@ -5414,8 +5414,9 @@ def grid_sample(
         """``input`` at the integer points ``(xi, yi)`` ``(N, H_out, W_out)``, 0 outside."""
         inside = (xi >= 0) & (xi <= width - 1) & (yi >= 0) & (yi <= height - 1)
         # (A NaN or infinite coordinate is outside: no integer index is made of it.)
-        xc = _ops.astype(_ops.where(inside, xi, 0.0), _dtypes.int64)
-        yc = _ops.astype(_ops.where(inside, yi, 0.0), _dtypes.int64)
+        index_dtype = xi.device.default_int_dtype  # (int32 on JAX without x64)
+        xc = _ops.astype(_ops.where(inside, xi, 0.0), index_dtype)
+        yc = _ops.astype(_ops.where(inside, yi, 0.0), index_dtype)
         index = _ops.reshape(yc * width + xc, (n, 1, out_h * out_w))
         index = _ops.broadcast_to(index, (n, c, out_h * out_w))
         values = _ops.reshape(_ops.take_along_axis(flat, index, axis=2), (n, c, out_h, out_w))

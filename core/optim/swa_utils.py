@@ -38,7 +38,6 @@ from typing import Any
 
 from .. import ops as _ops
 from ..creation import tensor
-from ..dtypes import int64
 from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..nn.normalization import _BatchNorm, _InstanceNorm
@@ -153,7 +152,8 @@ class AveragedModel(Module):
     ----------
     module : Module
     n_averaged : Tensor
-        How many models have been averaged (an int64 buffer, saved in the state dict).
+        How many models have been averaged (an int64 buffer, int32 on JAX without x64;
+        saved in the state dict).
 
     Examples
     --------
@@ -196,7 +196,8 @@ class AveragedModel(Module):
         if count_device is None:
             first = next(itertools.chain(self.module.parameters(), self.module.buffers()), None)
             count_device = None if first is None else first.device
-        self.register_buffer("n_averaged", tensor(0, dtype=int64, device=count_device))
+        # (the device's default int: int64, or int32 on JAX without x64)
+        self.register_buffer("n_averaged", tensor(0, device=count_device))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = bool(use_buffers)

@@ -352,3 +352,39 @@ def test_cholesky_and_eigh_read_the_lower_triangle_as_numpy() -> None:
         assert plugrad.linalg.eigh(m)[0].tolist() == pytest.approx([1.0, 3.0])
         got = plugrad.linalg.cholesky(plugrad.asarray(factor, device=device))
         np.testing.assert_allclose(got.numpy(), [[2.0, 0.0], [0.0, 2.0]])
+
+
+_WITHOUT_X64 = """
+import plugrad
+import plugrad.nn.functional as F
+from plugrad.optim.swa_utils import AveragedModel
+
+with plugrad.use_backend("jax"):
+    image = plugrad.arange(16.0).reshape(1, 1, 4, 4)
+    grid = F.affine_grid(plugrad.eye(2, 3)[None], (1, 1, 4, 4), align_corners=False)
+    same = F.grid_sample(image, grid, align_corners=False)
+    print(float((same - image).abs().max()))
+    truth = plugrad.ones((2, 2), dtype=plugrad.bool)
+    print(plugrad.einsum("ij,jk->ik", truth, truth).tolist())
+    print(plugrad.einsum("ij->", plugrad.ones((2, 2), dtype=plugrad.int32)).item())
+    print(AveragedModel(plugrad.nn.Linear(2, 2)).n_averaged.dtype)
+    counted = plugrad.bincount(plugrad.tensor([0, 1, 1]), weights=plugrad.tensor([1, 2, 3]))
+    print(counted.tolist(), counted.dtype)
+"""
+
+
+def test_functions_that_made_64_bit_integers_work_without_jax_enable_x64() -> None:
+    # grid_sample, einsum of bools or ints, AveragedModel and bincount with integer weights
+    # asked for int64 or float64, which JAX without x64 lacks: a DtypeError on ordinary input.
+    environment = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    result = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_X64], capture_output=True, text=True, env=environment
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:5] == [
+        "0.0",
+        "[[2, 2], [2, 2]]",
+        "4",
+        "plugrad.int32",
+        "[1.0, 5.0] plugrad.float32",
+    ]
