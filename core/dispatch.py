@@ -26,6 +26,7 @@ from .errors import (
     AxisError,
     DeviceMismatchError,
     DtypeError,
+    IndexOutOfRangeError,
     LinAlgError,
     PluginOutputError,
     PlugradError,
@@ -1221,7 +1222,10 @@ def _retell_shape_error(
         and not isinstance(error, ValueError)
         and "dimension out of range" not in text.lower()
     ):
-        return  # an index past the end (the standard's IndexError), not an axis (NumPy's)
+        # an index past the end (the standard's IndexError), not an axis (NumPy's)
+        if "out of bounds" in text.lower():
+            raise IndexOutOfRangeError(f"{op.name}(): {text}") from error
+        return
     shapes = ", ".join(str(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     # An axis out of range (NumPy's AxisError is also an IndexError): the standard's IndexError.
     # Dask says "`axis` of (-3,) invalid for 2-D array".

@@ -26,6 +26,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from plugrad.errors import IndexOutOfRangeError
 from plugrad.plugins._rules import axis_slice, device_of, index_dtype
 
 #: ``segment_sum(xp, values, index, size, axis)``; see :func:`segment_sum`.
@@ -260,7 +261,9 @@ def _checked_index(xp: Any, index: Any, size: int, axis: int) -> Any:
     if not _is_array(index):
         position = operator.index(index)
         if not -size <= position < size:
-            raise IndexError(f"index {position} is out of bounds for axis {axis} with size {size}")
+            raise IndexOutOfRangeError(
+                f"index {position} is out of bounds for axis {axis} with size {size}"
+            )
         return position % size if size else position
     if not xp.isdtype(index.dtype, "integral"):
         raise IndexError(
@@ -270,7 +273,7 @@ def _checked_index(xp: Any, index: Any, size: int, axis: int) -> Any:
     if index.dtype != wide:  # int8's -size and size may wrap; uint8 - size would (no int64 on
         index = xp.astype(index, wide, copy=False)  # JAX without 64-bit types)
     if bool(xp.any((index < -size) | (index >= size))):
-        raise IndexError(f"an index is out of bounds for axis {axis} with size {size}")
+        raise IndexOutOfRangeError(f"an index is out of bounds for axis {axis} with size {size}")
     return xp.where(index < 0, index + size, index)
 
 
@@ -316,7 +319,7 @@ def plan(xp: Any, shape: tuple[int, ...], key: Any, device: Any) -> IndexPlan:
         else:
             position = operator.index(e)
             if not -size <= position < size:
-                raise IndexError(
+                raise IndexOutOfRangeError(
                     f"index {position} is out of bounds for axis {axis} with size {size}"
                 )
             basic.append(position)

@@ -104,7 +104,9 @@ def _ints_in_bounds(key: tuple[Any, ...], shape: tuple[int, ...]) -> None:
         if type(k) is not slice and axis < len(shape):
             index, size = operator.index(k), shape[axis]
             if not -size <= index < size:
-                raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+                raise IndexOutOfRangeError(
+                    f"index {index} is out of bounds for axis {axis} with size {size}"
+                )
         axis += 1
 
 

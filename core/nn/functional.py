@@ -1157,8 +1157,8 @@ def binary_cross_entropy(
         # a check a compiled replay repeats, not a read of values that would end a capture.
         outside = _ops.logical_not(_ops.all(_ops.logical_and(value >= 0, value <= 1)))
         what = f"binary_cross_entropy(): an element of the {name} outside [0, 1] (or NaN)"
-        if _rules.any_true(outside, what, ValueError):
-            raise ValueError(
+        if _rules.any_true(outside, what, InvalidArgumentError):
+            raise InvalidArgumentError(
                 f"binary_cross_entropy(): every element of the {name} must lie in [0, 1] "
                 "(NaN does not)"
                 + (" (for logits, use binary_cross_entropy_with_logits)" if name == "input" else "")

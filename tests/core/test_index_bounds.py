@@ -168,3 +168,25 @@ def test_small_integer_indices_index_on_every_backend(call, dtype) -> None:
             assert float(x.grad[reached]) == (1.0 if reached == 0 else 2.0), backend
             with pytest.raises(IndexOutOfRangeError):
                 plugrad.take(x[:100], plugrad.tensor([120], dtype=getattr(plugrad, dtype)))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "dask", "array_api_strict"])
+def test_an_index_past_the_end_of_a_tensor_is_plugrads_error(backend):
+    # x[3] and x[tensor([0, 5])] raised a plain IndexError (NumPy's, or the index plan's):
+    # not a PlugradError, where gather and index_select raise IndexOutOfRangeError.
+    pytest.importorskip(backend)
+    with plugrad.use_backend(backend):
+        x = plugrad.zeros((3, 4))
+        for key in (3, (0, 9), plugrad.asarray([0, 5]), (-4,)):
+            with pytest.raises(IndexOutOfRangeError, match="out of bounds"):
+                x[key]
+            with pytest.raises(IndexOutOfRangeError, match="out of bounds"):
+                x[key] = 1.0
+        assert float(plugrad.sum(plugrad.abs(x))) == 0.0
+
+
+def test_binary_cross_entropy_outside_0_1_is_an_invalid_argument():
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"must lie in \[0, 1\]"):
+        plugrad.nn.functional.binary_cross_entropy(plugrad.tensor([1.5]), plugrad.tensor([1.0]))
+    with pytest.raises(RuntimeError):  # PyTorch's error
+        torch.nn.functional.binary_cross_entropy(torch.tensor([1.5]), torch.tensor([1.0]))
