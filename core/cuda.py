@@ -8,18 +8,23 @@ from __future__ import annotations
 import secrets
 
 from . import amp, registry
-from .devices import _GPU_BACKEND, device_count, is_available
+from .backend import Device
+from .devices import _GPU_BACKEND, _gpu_unavailable_reason, device_count, is_available, resolve
+from .errors import ArgumentError, BackendUnavailableError
 from .random import Generator, _default_generators
 
 __all__ = [
     "amp",
+    "current_device",
     "device_count",
     "empty_cache",
+    "get_device_name",
     "is_available",
     "manual_seed",
     "manual_seed_all",
     "seed",
     "seed_all",
+    "synchronize",
 ]
 # PyTorch's older torch.cuda.amp.GradScaler and torch.cuda.amp.autocast: plugrad.amp's.
 
@@ -76,3 +81,64 @@ def empty_cache() -> None:
     """
     for backend in registry.backends_in_use():
         backend.release_cached_memory()
+
+
+def synchronize(device: Device | str | int | None = None) -> None:
+    """Wait until all work queued on a GPU (the current one by default) has finished, as
+    PyTorch's: GPU work runs asynchronously, so a timer read before this measures only the
+    launches.
+
+    Without a usable GPU this raises a
+    :class:`~plugrad.errors.BackendUnavailableError` saying why (PyTorch's raises too):
+    guard it with :func:`is_available`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> if plugrad.cuda.is_available():
+    ...     plugrad.cuda.synchronize()
+    """
+    gpu = _gpu("synchronize", device)
+    gpu.backend.synchronize(gpu.native)
+
+
+def current_device() -> int:
+    """The index of the current GPU (PyTorch's); without a usable GPU a
+    :class:`~plugrad.errors.BackendUnavailableError`."""
+    index = _gpu("current_device", None).index
+    return 0 if index is None else index
+
+
+def get_device_name(device: Device | str | int | None = None) -> str:
+    """The name of a GPU (the current one by default), as its driver tells it (PyTorch's);
+    without a usable GPU a :class:`~plugrad.errors.BackendUnavailableError`."""
+    gpu = _gpu("get_device_name", device)
+    from cupy.cuda import runtime  # (only with a usable GPU: CuPy is installed)
+
+    name = runtime.getDeviceProperties(gpu.native.id)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def _gpu(function: str, device: Device | str | int | None) -> Device:
+    """The GPU ``device`` names (the current one for ``None``, ``cuda:N`` for an int)."""
+    reason = _gpu_unavailable_reason()
+    if reason is not None:
+        raise BackendUnavailableError(
+            f"plugrad.cuda.{function}(): no CUDA GPU can be used here ({reason}); guard the "
+            "call with plugrad.cuda.is_available()"
+        )
+    if device is None:
+        device = "cuda"
+    elif isinstance(device, int) and not isinstance(device, bool):
+        device = f"cuda:{device}"
+    elif not isinstance(device, (str, Device)):
+        raise ArgumentError(
+            f"plugrad.cuda.{function}() takes a device, a device string or an index, got "
+            f"{type(device).__name__}"
+        )
+    gpu = resolve(device)
+    if gpu.backend.name != _GPU_BACKEND:
+        raise ArgumentError(
+            f"plugrad.cuda.{function}(): {gpu.name!r} is not a CUDA GPU; give 'cuda' or 'cuda:N'"
+        )
+    return gpu

@@ -1238,6 +1238,22 @@ def test_empty_cache_asks_each_backend_in_use_to_release_what_it_keeps(monkeypat
     assert plugrad.default_device().backend in released
 
 
+def test_the_gpu_timing_and_naming_calls_say_why_without_a_gpu() -> None:
+    # torch.cuda.synchronize(), current_device() and get_device_name() were missing.
+    calls = (plugrad.cuda.synchronize, plugrad.cuda.current_device, plugrad.cuda.get_device_name)
+    if plugrad.cuda.is_available():
+        plugrad.cuda.synchronize()
+        plugrad.cuda.synchronize(0)
+        assert plugrad.cuda.current_device() == 0
+        assert isinstance(plugrad.cuda.get_device_name(), str)
+        with pytest.raises(plugrad.errors.ArgumentError, match="not a CUDA GPU"):
+            plugrad.cuda.synchronize("cpu")
+        return
+    for call in calls:
+        with pytest.raises(plugrad.errors.BackendUnavailableError, match="is_available"):
+            call()
+
+
 def test_data_ptr_tells_shared_memory_as_pytorchs_does() -> None:
     device = plugrad.zeros(1).device
     if device.views_are_copies or device.backend.lazy:
