@@ -18,7 +18,6 @@ __all__ = [
     "current_device",
     "device_count",
     "empty_cache",
-    "get_device_name",
     "is_available",
     "manual_seed",
     "manual_seed_all",
@@ -107,16 +106,6 @@ def current_device() -> int:
     :class:`~plugrad.errors.BackendUnavailableError`."""
     index = _gpu("current_device", None).index
     return 0 if index is None else index
-
-
-def get_device_name(device: Device | str | int | None = None) -> str:
-    """The name of a GPU (the current one by default), as its driver tells it (PyTorch's);
-    without a usable GPU a :class:`~plugrad.errors.BackendUnavailableError`."""
-    gpu = _gpu("get_device_name", device)
-    from cupy.cuda import runtime  # (only with a usable GPU: CuPy is installed)
-
-    name = runtime.getDeviceProperties(gpu.native.id)["name"]
-    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 def _gpu(function: str, device: Device | str | int | None) -> Device:
