@@ -260,21 +260,13 @@ class Packed:
     )  # fmt: skip
     edge: Any  # a Node, (a Node, an output index), the leaf Tensor itself, or None
 
-    def __init__(
-        self,
-        tensor: Tensor,
-        hooks: tuple[Callable[..., Any], Callable[..., Any]],
-        requires_grad: bool | None = None,
-        edge: Any = None,
-    ):
+    def __init__(self, tensor: Tensor, hooks: tuple[Callable[..., Any], Callable[..., Any]]):
         pack, self.unpack = hooks
         array = tensor._array
         self.shape, self.dtype, self.device = tuple(array.shape), array.dtype, tensor._device
-        if requires_grad is None:
-            requires_grad = tensor._requires_grad
-            # Where the gradient of a tensor computed from it goes: its node, or the leaf.
-            edge = tensor._edge or (tensor if requires_grad else None)
-        self.requires_grad, self.edge = requires_grad, edge
+        self.requires_grad = requires_grad = tensor._requires_grad
+        # Where the gradient of a tensor computed from it goes: its node, or the leaf.
+        self.edge = edge = tensor._edge or (tensor if requires_grad else None)
         self.leaf = edge is tensor
         # The in-place check reads it; one made now, so that a later change is counted
         # where this node can see it (a tensor without one gets a new one when changed).

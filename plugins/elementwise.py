@@ -818,7 +818,7 @@ def _addcdiv(xp: Any, x: Any, tensor1: Any, tensor2: Any, /, *, value: Any = 1) 
 
 
 def _value(value: Any) -> Any:
-    return scalar_number("addcmul", "value", value)  # (checked in the forward already)
+    return scalar_number("addcmul or addcdiv", "value", value)  # (checked in the forward)
 
 
 # value may be a 0-d tensor (PyTorch's Scalar): an array param, copied when recorded

@@ -522,14 +522,22 @@ def test_init_functions() -> None:
 def test_max_unpool_puts_the_maxima_back_as_pytorch(
     backend, shape, kernel, stride, padding, output_size
 ) -> None:
-    x = images(*shape).astype(np.float64)
-    values, indices = nn.functional.max_pool2d(plugrad.asarray(x), kernel, stride, padding,
-                                               return_indices=True)  # fmt: skip
-    expected_values, expected_indices = torch.nn.functional.max_pool2d(
+    _unpool_against_torch(2, images(*shape).astype(np.float64), kernel, stride, padding,
+                          output_size)  # fmt: skip
+
+
+def _unpool_against_torch(nd, x, kernel, stride, padding, output_size) -> None:
+    """Pool ``x`` with indices in both libraries, unpool with ``MaxUnpool{nd}d`` and compare
+    indices, repr, values and gradients bit for bit."""
+    pool = f"max_pool{nd}d"
+    values, indices = getattr(nn.functional, pool)(plugrad.asarray(x), kernel, stride, padding,
+                                                   return_indices=True)  # fmt: skip
+    expected_values, expected_indices = getattr(torch.nn.functional, pool)(
         torch.tensor(x), kernel, stride, padding, return_indices=True
     )
-    ours = nn.MaxUnpool2d(kernel, stride, padding)
-    theirs = torch.nn.MaxUnpool2d(kernel, stride, padding)
+    np.testing.assert_array_equal(indices.numpy(), expected_indices.numpy())
+    ours = getattr(nn, f"MaxUnpool{nd}d")(kernel, stride, padding)
+    theirs = getattr(torch.nn, f"MaxUnpool{nd}d")(kernel, stride, padding)
     assert repr(ours) == repr(theirs)
     mine = plugrad.asarray(values.numpy(), requires_grad=True)
     reference = torch.tensor(expected_values.numpy(), requires_grad=True)
@@ -555,24 +563,7 @@ def test_max_unpool_3d_puts_the_maxima_back_as_pytorch(
     backend, shape, kernel, stride, padding, output_size
 ) -> None:
     x = np.random.default_rng(5).standard_normal(shape)
-    values, indices = nn.functional.max_pool3d(plugrad.asarray(x), kernel, stride, padding,
-                                               return_indices=True)  # fmt: skip
-    expected_values, expected_indices = torch.nn.functional.max_pool3d(
-        torch.tensor(x), kernel, stride, padding, return_indices=True
-    )
-    np.testing.assert_array_equal(indices.numpy(), expected_indices.numpy())
-    ours = nn.MaxUnpool3d(kernel, stride, padding)
-    theirs = torch.nn.MaxUnpool3d(kernel, stride, padding)
-    assert repr(ours) == repr(theirs)
-    mine = plugrad.asarray(values.numpy(), requires_grad=True)
-    reference = torch.tensor(expected_values.numpy(), requires_grad=True)
-    out = ours(mine, indices, output_size=output_size)
-    expected = theirs(reference, expected_indices, output_size=output_size)
-    np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
-    weights = np.random.default_rng(3).standard_normal(tuple(expected.shape))
-    out.backward(plugrad.asarray(weights))
-    expected.backward(torch.tensor(weights))
-    np.testing.assert_array_equal(mine.grad.numpy(), reference.grad.numpy())
+    _unpool_against_torch(3, x, kernel, stride, padding, output_size)
 
 
 def test_max_unpool_3d_refuses_a_geometry_or_indices_that_do_not_fit() -> None:
