@@ -521,11 +521,19 @@ def _by_shape(a: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Ten
     return uniform, a_small, x_small, a_large, _ops.where(uniform, x, _UNIFORM_SHAPE)
 
 
+def _split(a: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """:func:`_by_shape`, then :func:`_regions` of its small side.
+
+    Returns ``(uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction)``.
+    """
+    uniform, a_small, x_small, a_large, x_large = _by_shape(a, x)
+    return uniform, a_large, x_large, *_regions(a_small, x_small)
+
+
 def _regularized(a: Tensor, x: Tensor, lower: bool) -> Tensor:
     with no_grad():
         a, x, dtype = _widened(a, x)
-        uniform, a_small, x_small, a_large, x_large = _by_shape(a, x)
-        by_series, a_safe, x_series, x_fraction = _regions(a_small, x_small)
+        uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction = _split(a, x)
         total, _ = _series(a_safe, x_series)
         fraction, _ = _fraction(a_safe, x_fraction)
         p = _prefactor(a_safe, x_series, 1) * total
@@ -552,8 +560,7 @@ def lower_regularized_derivative_in_a(a: Tensor, x: Tensor) -> Tensor:
     """``dP(a, x)/da`` (no gradient); NaN where ``P`` is undefined, 0 at its limits."""
     with no_grad():
         a, x, dtype = _widened(a, x)
-        uniform, a_small, x_small, a_large, x_large = _by_shape(a, x)
-        by_series, a_safe, x_series, x_fraction = _regions(a_small, x_small)
+        uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction = _split(a, x)
         total, total_da = _series(a_safe, x_series)
         fraction, fraction_da = _fraction(a_safe, x_fraction)
         from_series = _prefactor(a_safe, x_series, 1) * (
@@ -666,8 +673,7 @@ def quantile_derivative_in_a(a: Tensor, z: Tensor) -> Tensor:
     with no_grad():
         a, z, dtype = _widened(a, z)
         ordinary = (a > 0) & (z > 0) & _ops.isfinite(a) & _ops.isfinite(z)
-        uniform, a_small, z_small, a_large, z_large = _by_shape(a, z)
-        by_series, a_safe, z_series, z_fraction = _regions(a_small, z_small)
+        uniform, a_large, z_large, by_series, a_safe, z_series, z_fraction = _split(a, z)
         total, total_da = _series(a_safe, z_series)
         fraction, fraction_da = _fraction(a_safe, z_fraction)
         # density(z) = exp(a log z - z - lgamma(a + 1)) * a / z = exp(a log z - z - lgamma(a)) / z

@@ -188,73 +188,74 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
             [0., 0.],
             [1., 1.]])
     """
-    dim = _dim("index_add", dim, _tensor("index_add", input).ndim)
-    spread = _source_index("index_add", input, dim, index, source)
-    try:
-        return input.scatter_add(
-            dim, spread, source if alpha == 1 else alpha_times("index_add", input, source, alpha)
-        )
-    except PlugradError as error:
-        name_the_call(error, "index_add")  # (it named scatter_add)
-        raise
+    return _index_add("index_add", _tensor("index_add", input), dim, index, source, alpha)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Return ``input`` with the rows of ``source`` written at ``index`` along ``dim``."""
-    dim = _dim("index_copy", dim, _tensor("index_copy", input).ndim)
-    try:
-        return input.scatter(dim, _source_index("index_copy", input, dim, index, source), source)
-    except PlugradError as error:
-        name_the_call(error, "index_copy")  # (it named scatter)
-        raise
+    return _index_copy("index_copy", _tensor("index_copy", input), dim, index, source)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """Return ``input`` with ``value`` at ``index`` along ``dim`` (a number or a 0-d tensor)."""
-    dim = _dim("index_fill", dim, _tensor("index_fill", input).ndim)
-    spread = _fill_index("index_fill", input, dim, index, value)
-    try:
-        if isinstance(value, Tensor):
-            return input.masked_fill(_filled_mask(input, dim, spread), value)
-        return input.scatter(dim, spread, value=value)
-    except PlugradError as error:
-        name_the_call(error, "index_fill")  # (it named scatter)
-        raise
+    return _index_fill("index_fill", _tensor("index_fill", input), dim, index, value)
 
 
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """In-place :func:`index_add`."""
-    dim = _dim("index_add_", dim, self.ndim)
-    spread = _source_index("index_add_", self, dim, index, source)
-    try:
-        return self.scatter_add_(
-            dim, spread, source if alpha == 1 else alpha_times("index_add_", self, source, alpha)
-        )
-    except PlugradError as error:
-        name_the_call(error, "index_add_")  # (it named scatter_add)
-        raise
+    return _index_add("index_add_", self, dim, index, source, alpha)
 
 
 def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """In-place :func:`index_copy`."""
-    dim = _dim("index_copy_", dim, self.ndim)
-    try:
-        return self.scatter_(dim, _source_index("index_copy_", self, dim, index, source), source)
-    except PlugradError as error:
-        name_the_call(error, "index_copy_")  # (it named scatter)
-        raise
+    return _index_copy("index_copy_", self, dim, index, source)
 
 
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """In-place :func:`index_fill`."""
-    dim = _dim("index_fill_", dim, self.ndim)
-    spread = _fill_index("index_fill_", self, dim, index, value)
+    return _index_fill("index_fill_", self, dim, index, value)
+
+
+# index_add, index_copy and index_fill, and (``function`` ending in ``_``) their in-place
+# methods: scatter under the name the user called.
+
+
+def _index_add(
+    function: str, x: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any
+) -> Tensor:
+    dim = _dim(function, dim, x.ndim)
+    spread = _source_index(function, x, dim, index, source)
+    scatter_add = x.scatter_add_ if function.endswith("_") else x.scatter_add
+    try:
+        return scatter_add(
+            dim, spread, source if alpha == 1 else alpha_times(function, x, source, alpha)
+        )
+    except PlugradError as error:
+        name_the_call(error, function)  # (it named scatter_add)
+        raise
+
+
+def _index_copy(function: str, x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    dim = _dim(function, dim, x.ndim)
+    scatter = x.scatter_ if function.endswith("_") else x.scatter
+    try:
+        return scatter(dim, _source_index(function, x, dim, index, source), source)
+    except PlugradError as error:
+        name_the_call(error, function)  # (it named scatter)
+        raise
+
+
+def _index_fill(function: str, x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    dim = _dim(function, dim, x.ndim)
+    spread = _fill_index(function, x, dim, index, value)
+    in_place = function.endswith("_")
     try:
         if isinstance(value, Tensor):
-            return self.masked_fill_(_filled_mask(self, dim, spread), value)
-        return self.scatter_(dim, spread, value=value)
+            masked_fill = x.masked_fill_ if in_place else x.masked_fill
+            return masked_fill(_filled_mask(x, dim, spread), value)
+        return (x.scatter_ if in_place else x.scatter)(dim, spread, value=value)
     except PlugradError as error:
-        name_the_call(error, "index_fill_")  # (it named scatter)
+        name_the_call(error, function)  # (it named scatter)
         raise
 
 
