@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
-from plugrad.errors import DeviceGraphError
+from plugrad.errors import DeviceGraphError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["CupyBackend", "plugrad_backends"]
@@ -83,7 +83,7 @@ class CupyBackend(Backend):
 
     def write(self, array: Any, values: Any) -> Any:
         if self.repeats_elements(array):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "the array is a broadcast view: it shows one element in several places"
             )
         array[...] = values

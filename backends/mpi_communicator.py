@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from plugrad.distributed.communicator import Communicator, CommunicatorBackend, ReduceOp, Work
-from plugrad.errors import DtypeError, ShapeError
+from plugrad.errors import DtypeError, InvalidArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["MPIBackend", "MPICommunicator"]
@@ -489,7 +489,7 @@ def _progress_interval(processes_on_node: int) -> float | None:
     except ValueError:
         value = -1.0
     if not value >= 0:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"PLUGRAD_MPI_PROGRESS_INTERVAL={text!r}: give the seconds between two progress "
             "pokes (a number >= 0; 0 turns the progress thread off)"
         )

@@ -14,6 +14,7 @@ import importlib.util
 from typing import Any, NoReturn
 
 from plugrad.distributed.communicator import Communicator, CommunicatorBackend, ReduceOp, Work
+from plugrad.errors import InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["NCCLBackend", "NCCLCommunicator"]
@@ -166,7 +167,7 @@ class NCCLCommunicator(Communicator):
 
     def recv(self, out: Any, peer: int | None, tag: int) -> Work:
         if peer is None:
-            raise ValueError("NCCL receives from a named rank only; pass src=")
+            raise InvalidArgumentError("NCCL receives from a named rank only; pass src=")
         buf = self._prepare(out)
         self._point_to_point([("recv", buf, peer)])
         work = self._work(f"recv from rank {peer}")

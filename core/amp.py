@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from . import dtypes as _dtypes
 from . import ops as _ops
+from .errors import ArgumentError, InvalidArgumentError
 from .grad_mode import no_grad
 from .tensor import Tensor
 
@@ -48,7 +49,9 @@ class autocast:
         cache_enabled: bool | None = None,
     ) -> None:
         if not isinstance(device_type, str):
-            raise TypeError(f"autocast() takes a device type such as 'cpu', got {device_type!r}")
+            raise ArgumentError(
+                f"autocast() takes a device type such as 'cpu', got {device_type!r}"
+            )
         if enabled:
             raise NotImplementedError(
                 "autocast(enabled=True): plugrad computes every op in its inputs' dtype and "
@@ -78,7 +81,7 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     (False, False)
     """
     if device_type is not None and not isinstance(device_type, str):
-        raise TypeError(
+        raise ArgumentError(
             f"is_autocast_enabled() takes a device type such as 'cpu', got {device_type!r}"
         )
     return False
@@ -119,7 +122,7 @@ class GradScaler:
         enabled: bool = True,
     ) -> None:
         if not init_scale > 0:
-            raise ValueError(f"GradScaler: init_scale must be > 0, got {init_scale!r}")
+            raise InvalidArgumentError(f"GradScaler: init_scale must be > 0, got {init_scale!r}")
         self._device = device
         self._enabled = bool(enabled)
         self._scale = _dtypes.rounded_to_float32(float(init_scale))  # (PyTorch's: float32)
@@ -148,17 +151,19 @@ class GradScaler:
 
     def set_growth_factor(self, new_factor: float) -> None:
         if not new_factor > 1.0:
-            raise ValueError(f"GradScaler: growth_factor must be > 1, got {new_factor!r}")
+            raise InvalidArgumentError(f"GradScaler: growth_factor must be > 1, got {new_factor!r}")
         self._growth_factor = float(new_factor)
 
     def set_backoff_factor(self, new_factor: float) -> None:
         if not 0.0 < new_factor < 1.0:
-            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got {new_factor!r}")
+            raise InvalidArgumentError(
+                f"GradScaler: backoff_factor must be in (0, 1), got {new_factor!r}"
+            )
         self._backoff_factor = float(new_factor)
 
     def set_growth_interval(self, new_interval: int) -> None:
         if not (isinstance(new_interval, int) and new_interval > 0):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"GradScaler: growth_interval must be a positive int, got {new_interval!r}"
             )
         self._growth_interval = new_interval
@@ -177,7 +182,7 @@ class GradScaler:
             return type(outputs)(self.scale(o) for o in outputs)
         if isinstance(outputs, dict):
             return {key: self.scale(value) for key, value in outputs.items()}
-        raise TypeError(f"GradScaler.scale() takes tensors, got {type(outputs).__name__}")
+        raise ArgumentError(f"GradScaler.scale() takes tensors, got {type(outputs).__name__}")
 
     def _state(self, optimizer: Any) -> dict[str, bool]:
         return self._per_optimizer.setdefault(
@@ -230,7 +235,9 @@ class GradScaler:
         if new_scale is not None:
             value = float(new_scale)  # a 0-d tensor too
             if not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"GradScaler.update(): new_scale must be > 0, got {value!r}")
+                raise InvalidArgumentError(
+                    f"GradScaler.update(): new_scale must be > 0, got {value!r}"
+                )
             self._scale = _dtypes.rounded_to_float32(value)
         elif not self._per_optimizer:
             raise RuntimeError(
@@ -283,7 +290,7 @@ class GradScaler:
         # Read and checked before anything is set: an error leaves the scaler as it was.
         scale = _dtypes.rounded_to_float32(float(state_dict["scale"]))
         if not scale > 0:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"GradScaler.load_state_dict(): the scale must be > 0, got {scale!r}. Nothing "
                 "was changed."
             )

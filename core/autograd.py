@@ -28,6 +28,7 @@ from .anomaly import (
 )
 from .engine import backward
 from .engine import grad as _grad
+from .errors import ArgumentError, InvalidArgumentError
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
@@ -135,7 +136,7 @@ def grad(
     sizes = {g.shape[0] for g in given if isinstance(g, Tensor) and g.ndim}
     if not given or len(sizes) != 1 or any(isinstance(g, Tensor) and not g.ndim for g in given):
         shapes = [getattr(g, "shape", g) for g in given]
-        raise ValueError(
+        raise InvalidArgumentError(
             "grad(is_grads_batched=True) takes grad_outputs with a batch dimension first, of "
             f"one size for every output; got shapes {shapes}"
         )
@@ -173,7 +174,7 @@ class Variable(metaclass=_AnyTensor):
 
     def __new__(cls, data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Any:
         if not isinstance(data, Tensor):
-            raise TypeError(f"Variable() takes a Tensor, got {type(data).__name__}")
+            raise ArgumentError(f"Variable() takes a Tensor, got {type(data).__name__}")
         leaf = data.detach()
         leaf.requires_grad_(bool(requires_grad))
         return leaf

@@ -22,7 +22,7 @@ from typing import Any
 from . import func as _func
 from . import ops as _ops
 from .dtypes import is_differentiable
-from .errors import IndependentInputError, InvalidArgumentError, ShapeError
+from .errors import ArgumentError, IndependentInputError, InvalidArgumentError, ShapeError
 from .func import Function
 from .tensor import Tensor
 
@@ -39,7 +39,7 @@ def _as_tuple(inputs: Any, what: str) -> tuple[bool, tuple[Tensor, ...]]:
     values = tuple(inputs) if several else (inputs,)
     for value in values:
         if not isinstance(value, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"{what} must be a Tensor or a tuple of Tensors, got {type(value).__name__}"
             )
     return several, values

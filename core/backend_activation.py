@@ -19,7 +19,7 @@ from . import floating_point_warnings as _floating_point_warnings
 from . import inplace as _inplace
 from . import lazy as _lazy
 from .backend import Backend, Device
-from .errors import BackendError, BackendUnavailableError, UnknownBackendError
+from .errors import ArgumentError, BackendError, BackendUnavailableError, UnknownBackendError
 from .kerneldef import KernelSource
 from .opdef import NamespaceKernel, RegisteredOp
 from .plugin_manager import builtin_plugin_names
@@ -270,7 +270,7 @@ def resolve_device(spec: Device | Backend | str | None) -> Device:
     if isinstance(spec, Backend):
         return activate(spec)[0]
     if not isinstance(spec, str):
-        raise TypeError(
+        raise ArgumentError(
             f"a device is given as a backend name such as 'numpy' or 'cupy:0', or a Device; "
             f"got a {type(spec).__name__}"
         )

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes as _dtypes
-from .errors import PluginOutputError
+from .errors import ArgumentError, PluginOutputError
 from .errors import type_name as _type_name
 from .graph import ArraySpec
 from .plugin_tables import device_of_array
@@ -101,7 +101,7 @@ def set_checks(enabled: bool) -> None:
     """
     global _enabled
     if not isinstance(enabled, bool):
-        raise TypeError(f"set_checks() takes True or False, got {enabled!r}")
+        raise ArgumentError(f"set_checks() takes True or False, got {enabled!r}")
     if enabled == _enabled:
         return
     _enabled = enabled

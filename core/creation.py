@@ -102,7 +102,7 @@ def creation_options(
     keys = accepted.__annotations__.keys()
     if not options.keys() <= keys:
         name = next(name for name in options if name not in keys)
-        raise TypeError(
+        raise ArgumentError(
             f"{function}() got an unexpected keyword argument {name!r}; it takes "
             + ", ".join(f"{key}=" for key in keys)
         )
@@ -128,7 +128,7 @@ def leaf(array: Any, device: Device, requires_grad: bool) -> Tensor:
     """Wrap a new backend array as a leaf tensor, checking that it may require grad."""
     if requires_grad:
         if not isinstance(requires_grad, bool):
-            raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
+            raise ArgumentError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
         dtype = device.dtype_of(array)
         if not _dtypes.is_differentiable(dtype):
             raise DtypeError(
@@ -144,7 +144,7 @@ def target_device(device: DeviceLike | Backend, backend: str | None) -> Device:
     if backend is None:
         return resolve(device)
     if not isinstance(backend, str) or ":" in backend:
-        raise TypeError(
+        raise ArgumentError(
             f"backend= takes a backend name such as 'numpy' or 'cupy', got {backend!r}; "
             "choose a particular device with device='cupy:1'"
         )
@@ -153,7 +153,7 @@ def target_device(device: DeviceLike | Backend, backend: str | None) -> Device:
         return chosen
     target = resolve(device)
     if target.backend is not chosen.backend:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"device {target.name!r} does not belong to backend {backend!r}; give one of them, "
             f"or a device of that backend such as {chosen.name!r}"
         )
@@ -169,9 +169,9 @@ def _shape(shape: Shape) -> tuple[int, ...]:
         # operator.index, not int(): int() made a shape of (2.5,) into (2,), silently.
         result = tuple(operator.index(n) for n in shape)
     except TypeError:
-        raise TypeError(f"a shape is an int or a tuple of ints, got {shape!r}") from None
+        raise ArgumentError(f"a shape is an int or a tuple of ints, got {shape!r}") from None
     if any(n < 0 for n in result):
-        raise ValueError(f"shape {result} has a negative dimension")
+        raise InvalidArgumentError(f"shape {result} has a negative dimension")
     return result
 
 
@@ -196,14 +196,14 @@ def _varargs_shape(function: str, shape: tuple[Any, ...], size: Shape | None = N
     if len(shape) == 1:
         return shape[0]
     if not shape:
-        raise TypeError(f"{function}() needs a shape: {function}((2, 3)) or {function}(2, 3)")
+        raise ArgumentError(f"{function}() needs a shape: {function}((2, 3)) or {function}(2, 3)")
     for n in shape:  # the common case, ints (bools too, as PyTorch), as it is
         if type(n) is not int and type(n) is not bool:
             break
     else:
         return shape
     if not all(isinstance(n, int) or _is_index(n) for n in shape):
-        raise TypeError(
+        raise ArgumentError(
             f"{function}() takes the shape as one tuple or as several ints, got {shape!r}"
         )
     return tuple(operator.index(n) for n in shape)
@@ -219,7 +219,7 @@ def _scalar_dtype(value: Any, device: Device) -> _dtypes.DType:
         return _dtypes.default_float_dtype
     if isinstance(value, complex):
         return _dtypes.default_complex_dtype
-    raise TypeError(
+    raise ArgumentError(
         f"fill value must be a Python bool, int, float or complex, got {type(value).__name__}"
     )
 
@@ -644,7 +644,7 @@ def _converted_in_graph(
     from . import ops as _ops  # filled once plugins are loaded
 
     if copy is False:
-        raise ValueError(
+        raise InvalidArgumentError(
             "asarray(x, copy=False) cannot convert x without a copy; pass copy=None to allow one"
         )
     moved = x if device is None and backend is None else x.to(target_device(device, backend))
@@ -785,7 +785,7 @@ def full(
     tensor([0.5000, 0.5000])
     """
     if fill_value is None:
-        raise TypeError("full() needs a fill_value: full(shape, fill_value)")
+        raise ArgumentError("full() needs a fill_value: full(shape, fill_value)")
     shape = _varargs_shape("full", (shape,), size)
     return _filled("full", shape, options, _fill_number("full", fill_value))
 
@@ -793,7 +793,7 @@ def full(
 def _like(kind: str, x: Tensor, options: Mapping[str, Any], fill_value: Any = None) -> Tensor:
     """A new tensor shaped like ``x``, filled as ``kind`` says (see :class:`LikeOptions`)."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{kind}_like() needs a Tensor, got {type(x).__name__}")
+        raise ArgumentError(f"{kind}_like() needs a Tensor, got {type(x).__name__}")
     return _filled(kind, x.shape, options, fill_value, like=x)
 
 
@@ -856,7 +856,7 @@ def arange(
     """
     if "start" in options:  # PyTorch's arange(start=1, end=4): the keyword form of start
         if start is not None:
-            raise TypeError("arange() got start twice, by position and as start=")
+            raise ArgumentError("arange() got start twice, by position and as start=")
         start = options.pop("start")  # type: ignore[typeddict-item]
     dtype, device, backend, requires_grad = creation_options("arange", options)
     if end is not None:
@@ -866,7 +866,9 @@ def arange(
             )
         start, stop = (0 if start is None else start), end
     if start is None:
-        raise TypeError("arange() needs where to stop: arange(3), arange(0, 3) or arange(end=3)")
+        raise ArgumentError(
+            "arange() needs where to stop: arange(3), arange(0, 3) or arange(end=3)"
+        )
     if stop is None:
         start, stop = 0, start
     # 0-d tensors and NumPy scalars as the Python numbers they hold (a float32 0.5 is a float).
@@ -943,13 +945,13 @@ def arange(
 def _fill_number(function: str, value: Any) -> Any:
     """``fill_value`` as a Python number; None is refused (it read as NaN, as an empty fill)."""
     if value is None:
-        raise TypeError(
+        raise ArgumentError(
             f"{function}() takes a number as fill_value, got None; pass float('nan') for NaNs"
         )
     number = _python_number(function, value)
     if not isinstance(number, (bool, int, float, complex)):
         # xp.full would broadcast a list and parse a string (a list skipped the range check).
-        raise TypeError(
+        raise ArgumentError(
             f"{function}() takes one number as fill_value (a Python number, a NumPy scalar or "
             f"a 0-d tensor), got a {type(value).__name__}"
         )
@@ -1019,7 +1021,7 @@ def eye(
             raise ArgumentError("eye() got n_rows and PyTorch's n=, which name the same; give one")
         n_rows = n
     if n_rows is None:
-        raise TypeError("eye() needs the number of rows: eye(3) or eye(n=3)")
+        raise ArgumentError("eye() needs the number of rows: eye(3) or eye(n=3)")
     for name, count in (("rows", n_rows), ("columns", n_cols)):
         if count is not None and count < 0:
             raise InvalidArgumentError(f"eye() takes a number of {name} >= 0, got {count}")
@@ -1134,7 +1136,7 @@ def logspace(
     )
     for name, value in (("start", start), ("end", end), ("base", base)):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeError(f"logspace() takes a real number as {name}, got {value!r}")
+            raise ArgumentError(f"logspace() takes a real number as {name}, got {value!r}")
     dtype, device, backend, requires_grad = creation_options("logspace", options)
     target = target_device(device, backend)
     dtype = dtype or _dtypes.default_float_dtype
@@ -1157,7 +1159,7 @@ def _triangle_indices(
 ) -> Tensor:
     for name, value in (("row", row), ("col", col), ("offset", offset)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{function}() takes an int as {name}, got {value!r}")
+            raise ArgumentError(f"{function}() takes an int as {name}, got {value!r}")
     if row < 0 or col < 0:
         raise ArgumentError(f"{function}() takes row and col >= 0, got {row} and {col}")
     dtype, device, backend, requires_grad = creation_options(function, options)
@@ -1315,7 +1317,7 @@ def _legacy_tensor(
     """``name(data)``, ``name(2, 3)`` or ``name()``: a tensor of ``dtype``."""
     unknown = set(kwargs) - {"device"}
     if unknown:
-        raise TypeError(
+        raise ArgumentError(
             f"{name}() takes data or sizes, and device=; got {sorted(unknown)} (for dtype= and "
             "the rest use plugrad.tensor(data, ...) or plugrad.empty(shape, ...))"
         )
@@ -1329,7 +1331,7 @@ def _legacy_tensor(
         return _legacy_alias(name, dtype, args[0], kwargs)
     if len(args) == 1:
         return tensor(args[0], dtype=dtype, **kwargs)
-    raise TypeError(
+    raise ArgumentError(
         f"{name}() takes one sequence of data or ints for a shape, got {args!r}; use "
         "plugrad.tensor(data) or plugrad.empty(shape)"
     )
@@ -1339,13 +1341,13 @@ def _legacy_alias(name: str, dtype: _dtypes.DType, data: Tensor, kwargs: dict[st
     """``name(t)`` of a tensor: ``t`` itself under a new name (a view sharing its memory and
     its history), as PyTorch's; ``Tensor(t)`` takes any dtype, the typed ones their own."""
     if name != "Tensor" and data.dtype is not dtype:
-        raise TypeError(
+        raise ArgumentError(
             f"{name}() of a {data.dtype} tensor: a legacy tensor type takes tensors of its own "
             f"dtype ({dtype}); convert it with t.to({dtype})"
         )
     device = kwargs.get("device")
     if device is not None and resolve(device) is not data.device:
-        raise TypeError(
+        raise ArgumentError(
             f"{name}(t, device={device!r}) of a tensor on {data.device}: move it with t.to(device)"
         )
     return data.view(data.shape)

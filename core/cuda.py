@@ -10,7 +10,7 @@ import secrets
 from . import amp, registry
 from .backend import Device
 from .devices import _GPU_BACKEND, _gpu_unavailable_reason, device_count, is_available, resolve
-from .errors import ArgumentError, BackendUnavailableError
+from .errors import ArgumentError, BackendUnavailableError, InvalidArgumentError
 from .random import Generator, _default_generators
 
 __all__ = [
@@ -57,7 +57,7 @@ def seed_all() -> None:
 
 def _seed_gpus(seed: int, *, every: bool) -> None:
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        raise InvalidArgumentError(f"seed must be a non-negative int, got {seed!r}")
     if not is_available():
         return
     backend = registry.get_backend(_GPU_BACKEND)

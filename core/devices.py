@@ -12,7 +12,12 @@ import importlib.util
 
 from . import registry
 from .backend import Backend, Device
-from .errors import BackendUnavailableError, UnknownBackendError
+from .errors import (
+    ArgumentError,
+    BackendUnavailableError,
+    InvalidArgumentError,
+    UnknownBackendError,
+)
 
 __all__ = ["device", "device_count", "is_available", "resolve"]
 
@@ -94,15 +99,15 @@ def device(type: str | Device, index: int | None = None) -> Device:
     """
     if isinstance(type, Device):
         if index is not None:
-            raise TypeError("device(d, index): give an index only with a device type string")
+            raise ArgumentError("device(d, index): give an index only with a device type string")
         return type
     if not isinstance(type, str):
-        raise TypeError(f"device() takes a string such as 'cpu' or 'cuda:0', got {type!r}")
+        raise ArgumentError(f"device() takes a string such as 'cpu' or 'cuda:0', got {type!r}")
     if index is not None:
         if ":" in type:
-            raise ValueError(f"device({type!r}, {index}): the index is given twice")
+            raise InvalidArgumentError(f"device({type!r}, {index}): the index is given twice")
         if not isinstance(index, int) or index < 0:
-            raise ValueError(f"a device index is a non-negative int, got {index!r}")
+            raise InvalidArgumentError(f"a device index is a non-negative int, got {index!r}")
         type = f"{type}:{index}"
     return resolve(type)
 

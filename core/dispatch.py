@@ -23,6 +23,7 @@ from . import versions as _versions
 from .dtypes import DType, is_differentiable, of_python_type
 from .errors import (
     BACKEND_LINALG_ERRORS,
+    ArgumentError,
     AxisError,
     DeviceMismatchError,
     DtypeError,
@@ -467,7 +468,7 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
     if sequence is not None:
         items = inputs[0]
         if not isinstance(items, (list, tuple)) or not items:
-            raise TypeError(
+            raise ArgumentError(
                 f"{op.name}(): {op.input_names[0]} must be a non-empty list or tuple of Tensors, "
                 f"got {_type_name(items)}"
             )

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from . import dtypes as _dtypes
 from . import registry
 from .backend import Device
-from .errors import DtypeError, ShapeError
+from .errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from .tensor import Tensor
 from .tensor_interop import SUPPORTED_API_VERSIONS as _SUPPORTED_API_VERSIONS
 
@@ -104,10 +104,10 @@ def isdtype(dtype: _dtypes.DType, kind: Any) -> bool:
         try:
             return dtype.kind in _KINDS[kind]
         except KeyError:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"isdtype(): unknown kind {kind!r}; use one of {', '.join(map(repr, _KINDS))}"
             ) from None
-    raise TypeError(f"isdtype(): kind must be a str, a dtype or a tuple of them, got {kind!r}")
+    raise ArgumentError(f"isdtype(): kind must be a str, a dtype or a tuple of them, got {kind!r}")
 
 
 def result_type(*arrays_and_dtypes: Any) -> _dtypes.DType:
@@ -131,7 +131,7 @@ def result_type(*arrays_and_dtypes: Any) -> _dtypes.DType:
     (plugrad.float32, plugrad.float32)
     """
     if not arrays_and_dtypes:
-        raise ValueError("result_type() needs at least one tensor or dtype")
+        raise InvalidArgumentError("result_type() needs at least one tensor or dtype")
     device = _device_of(arrays_and_dtypes)
     dtypes: list[_dtypes.DType] = []
     scalars = []
@@ -147,7 +147,9 @@ def result_type(*arrays_and_dtypes: Any) -> _dtypes.DType:
                 f"result_type() takes Tensors, plugrad dtypes and Python scalars, got {value!r}"
             )
     if not dtypes:
-        raise ValueError("result_type() needs at least one tensor or dtype besides Python scalars")
+        raise InvalidArgumentError(
+            "result_type() needs at least one tensor or dtype besides Python scalars"
+        )
     result = _dtypes.common_dtype(
         dtypes, lambda first, second: _standard_result(device, arrays_and_dtypes, first, second)
     )

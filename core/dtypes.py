@@ -13,6 +13,8 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .errors import ArgumentError
+
 __all__ = [
     "DType",
     "all_dtypes",
@@ -102,7 +104,9 @@ class DType:
             return self
         if self.name not in names:
             wanted = kind.split()[0]
-            raise TypeError(f"{self.name} has no {wanted} counterpart (only {', '.join(names)})")
+            raise ArgumentError(
+                f"{self.name} has no {wanted} counterpart (only {', '.join(names)})"
+            )
         result: DType = globals()[names[self.name]]
         return result
 

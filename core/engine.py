@@ -30,10 +30,12 @@ from . import lazy as _lazy
 from .backend import WRITE_REFUSED
 from .errors import (
     BACKEND_LINALG_ERRORS,
+    ArgumentError,
     BackwardError,
     DeviceMismatchError,
     DtypeError,
     InPlaceModificationError,
+    InvalidArgumentError,
     LinAlgError,
     PluginOutputError,
     PlugradError,
@@ -236,7 +238,7 @@ def grad(
     compiled function's arguments' graphs, which its callers' pass goes on into).
     """
     if materialize_grads and allow_unused is False:
-        raise ValueError(
+        raise InvalidArgumentError(
             "grad() got materialize_grads=True with allow_unused=False: zeros for an unused "
             "input are the opposite of refusing it; leave allow_unused out"
         )
@@ -309,11 +311,11 @@ def _roots(
 ) -> list[tuple[tuple[Any, int], Any]]:
     tensors = tuple(tensors)
     if not tensors:
-        raise ValueError(f"{caller} needs at least one output to differentiate")
+        raise InvalidArgumentError(f"{caller} needs at least one output to differentiate")
     if gradients is None:
         gradients = (None,) * len(tensors)
     if len(gradients) != len(tensors):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{caller} got {len(tensors)} outputs but {len(gradients)} gradients; "
             "give one gradient (or None) per output"
         )
@@ -340,10 +342,10 @@ class _Targets:
         #: node -> {output index: the non-leaf tensor it produced}
         self.nodes: dict[Any, dict[int, Tensor]] = {}
         if not inputs:
-            raise ValueError(f"{caller} got an empty inputs list")
+            raise InvalidArgumentError(f"{caller} got an empty inputs list")
         for index, tensor in enumerate(inputs):
             if not isinstance(tensor, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"{caller}: input {index} is a {type(tensor).__name__}, not a Tensor"
                 )
             if not tensor._requires_grad:
@@ -382,7 +384,7 @@ class _Result:
 
 def _root_edge(tensor: Any, index: int) -> tuple[Any, int]:
     if not isinstance(tensor, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"backward() needs Tensors, but element {index} is a {type(tensor).__name__}"
         )
     if not tensor._requires_grad:
@@ -412,7 +414,7 @@ def _root_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
         seed = tensor._device.xp.ones_like(array)
         return _wrap(seed, tensor._device, False, None) if create_graph else seed
     if not isinstance(gradient, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"the gradient passed to backward() must be a Tensor, got {type(gradient).__name__}; "
             "make one with plugrad.asarray(...) or plugrad.ones_like(y)"
         )
@@ -708,7 +710,7 @@ def _replacement(
 ) -> Any:
     """A hook's replacement of ``grad``, checked: a Tensor of its shape, device and dtype."""
     if not isinstance(result, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"hook {hook!r} on {where} returned a {type(result).__name__}; "
             "a hook must return a Tensor or None"
         )
@@ -824,7 +826,7 @@ def _call_node_hook(
         # Changed in place, a gradient may hold a new array (see _call_hook).
         return [None if g is None else g._array for g in given[0]]
     if not isinstance(result, (tuple, list)) or len(result) != len(grads):
-        raise TypeError(
+        raise ArgumentError(
             f"hook {hook.function!r} on {node!r} returned {result!r}; a node hook returns None "
             f"or a tuple of {len(grads)} gradients (None where there is none)"
         )
@@ -833,7 +835,7 @@ def _call_node_hook(
         if new is None:
             replaced.append(None)
         elif old is None:
-            raise TypeError(
+            raise ArgumentError(
                 f"hook {hook.function!r} on {node!r} returned a gradient at position {index}, "
                 "where there was none to replace; return None there"
             )
@@ -889,7 +891,7 @@ def _commit(
             if isinstance(hook, PostAccumulateGradHook) and hook.function(leaf) is not None:
                 # As PyTorch: a value returned would be lost, which the hook's author
                 # expected to take effect (``lambda p: p.grad * 2``); .grad is already stored.
-                raise TypeError(
+                raise ArgumentError(
                     f"post-accumulate-grad hook {hook.function!r} returned a value; such hooks "
                     "act on tensor.grad in place and must return None"
                 )

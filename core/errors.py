@@ -8,6 +8,12 @@ code written against PyTorch (``except RuntimeError``, which PyTorch raises for
 shapes, dtypes, invalid values and singular matrices alike) both keep working:
 :class:`ShapeError`, :class:`DtypeError`, :class:`InvalidArgumentError` and
 :class:`LinAlgError` are ``RuntimeError`` too.
+
+A bad argument is an :class:`ArgumentError` (a ``TypeError``) when its kind is wrong
+and an :class:`InvalidArgumentError` (a ``ValueError``) when its value is, unless a
+more precise class fits. Python's protocols keep their own exceptions, as PyTorch's
+do: a missing attribute or key is an ``AttributeError`` or ``KeyError``, and what
+plugrad does not implement is a ``NotImplementedError`` that says so.
 """
 
 from __future__ import annotations

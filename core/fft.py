@@ -19,6 +19,7 @@ from .creation import (
     target_device,
     with_creation_options,
 )
+from .errors import InvalidArgumentError
 from .inplace import takes_out
 from .tensor import Tensor
 
@@ -37,7 +38,9 @@ def _frequency_function(kind: str, summary: str, example: str) -> Callable[..., 
     def frequencies(n: int, /, d: float = 1.0, **options: Unpack[CreationOptions]) -> Tensor:
         dtype, device, backend, requires_grad = creation_options(kind, options)
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"{kind}() takes the number of samples n as an int >= 0, got {n!r}")
+            raise InvalidArgumentError(
+                f"{kind}() takes the number of samples n as an int >= 0, got {n!r}"
+            )
         target = target_device(device, backend)
         native = target.native_dtype(dtype or _dtypes.default_float_dtype)
         if n == 0:  # no frequencies (the libraries divide by n)

@@ -82,7 +82,7 @@ def _tuple(value: Any, what: str) -> tuple[Tensor, ...]:
     values = value if isinstance(value, tuple) else (value,)
     for index, v in enumerate(values):
         if not isinstance(v, Tensor):
-            raise TypeError(f"{what} {index} is a {type(v).__name__}; expected a Tensor")
+            raise ArgumentError(f"{what} {index} is a {type(v).__name__}; expected a Tensor")
     return values
 
 
@@ -691,7 +691,7 @@ def _evaluate(
     """
     for what, given in (("primals", primals), ("tangents", tangents)):
         if isinstance(given, Tensor):  # tuple() would split it into its rows
-            raise TypeError(
+            raise ArgumentError(
                 f"{name} takes the {what} as a tuple of tensors, got a Tensor; pass (x,)"
             )
     primals = _tuple(tuple(primals), "primal")
@@ -754,7 +754,7 @@ def _flatten(value: Any, where: str) -> tuple[list[Tensor], Callable[[Iterator[A
         leaves = [leaf for part, _ in parts for leaf in part]
         kind = type(value)
         return leaves, lambda it: kind(rebuild(it) for _, rebuild in parts)
-    raise TypeError(
+    raise ArgumentError(
         f"{where} is a {type(value).__name__}; a transform differentiates with respect to "
         "Tensors, or dicts, lists and tuples of them"
     )

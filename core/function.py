@@ -11,7 +11,7 @@ from . import anomaly as _anomaly
 from . import saved_tensor_hooks as _saved_tensor_hooks
 from .dispatch import saved_version
 from .engine import note_borrowed
-from .errors import BackwardError, FunctionBackwardError, GraphFreedError
+from .errors import ArgumentError, BackwardError, FunctionBackwardError, GraphFreedError
 from .grad_mode import _state
 from .graph import Node, check_versions, output_edge
 from .tensor import Tensor, _object_new, _wrap
@@ -64,7 +64,7 @@ class FunctionCtx(Node):
         """Save tensors (inputs or outputs of ``forward``) for use in ``backward``."""
         for index, tensor in enumerate(tensors):
             if tensor is not None and not isinstance(tensor, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"{self._function.__name__}.forward: save_for_backward() takes Tensors or "
                     f"None, but argument {index} is a {type(tensor).__name__}; store other "
                     "values as ctx attributes instead (ctx.value = ...)"
@@ -77,7 +77,7 @@ class FunctionCtx(Node):
         ``backward`` twice and never calls ``jvp``."""
         for index, tensor in enumerate(tensors):
             if tensor is not None and not isinstance(tensor, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"{self._function.__name__}.forward: save_for_forward() takes Tensors or "
                     f"None, but argument {index} is a {type(tensor).__name__}"
                 )
@@ -119,7 +119,7 @@ class FunctionCtx(Node):
         """
         for index, tensor in enumerate(tensors):
             if not isinstance(tensor, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"{self._function.__name__}.forward: mark_dirty() takes Tensors, but "
                     f"argument {index} is a {type(tensor).__name__}"
                 )
@@ -129,7 +129,7 @@ class FunctionCtx(Node):
         """Whether ``backward`` receives zeros (the default) or ``None`` for outputs that
         got no gradient, as PyTorch's; ``False`` spares making the zeros."""
         if not isinstance(value, bool):
-            raise TypeError(f"set_materialize_grads() takes a bool, got {type(value).__name__}")
+            raise ArgumentError(f"set_materialize_grads() takes a bool, got {type(value).__name__}")
         self._materialize_grads = value
 
     def _backward(self, grad: Any, create_graph: bool) -> tuple[Any, ...]:
@@ -295,7 +295,7 @@ class Function:
         super().__init_subclass__(**kwargs)
         for method in ("forward", "backward", "setup_context"):
             if method in cls.__dict__ and not isinstance(cls.__dict__[method], staticmethod):
-                raise TypeError(
+                raise ArgumentError(
                     f"{cls.__name__}.{method} must be a @staticmethod: decorate it with "
                     "@staticmethod"
                 )
@@ -311,7 +311,7 @@ class Function:
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(
+        raise ArgumentError(
             f"{type(self).__name__} is not instantiated; call {type(self).__name__}.apply(...)"
         )
 
@@ -350,7 +350,7 @@ class Function:
         ``inputs`` hold every one, and ``backward`` returns a gradient for each).
         """
         if cls is Function:
-            raise TypeError("call apply() on a subclass of Function, not on Function itself")
+            raise ArgumentError("call apply() on a subclass of Function, not on Function itself")
         if kwargs or cls._forward_binds:
             args = _bound(cls, args, kwargs)
         ctx = cls._ctx_type()
@@ -374,7 +374,7 @@ class Function:
                 isinstance(v, Tensor)
                 for v in (value.values() if isinstance(value, dict) else value)
             ):
-                raise TypeError(
+                raise ArgumentError(
                     f"{cls.__name__}.forward returned Tensors inside a {type(value).__name__} "
                     f"(output {index}), which autograd would not follow; return a Tensor or a "
                     "tuple of them"
@@ -425,9 +425,9 @@ def _bound(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -
     try:
         bound = signature.bind(*leading, *args, **kwargs)
     except TypeError as exc:
-        raise TypeError(f"{cls.__name__}.apply(): {exc} (forward{signature})") from None
+        raise ArgumentError(f"{cls.__name__}.apply(): {exc} (forward{signature})") from None
     if bound.kwargs:
-        raise TypeError(
+        raise ArgumentError(
             f"{cls.__name__}.apply() got {', '.join(bound.kwargs)} for keyword-only parameters "
             "of forward, which apply() passes in order only; make them positional"
         )

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .errors import ArgumentError
+
 __all__ = ["enable_grad", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,7 +114,7 @@ class set_grad_enabled:
 
     def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
-            raise TypeError(
+            raise ArgumentError(
                 f"set_grad_enabled() takes a bool, got {type(mode).__name__}; "
                 "pass True to record operations or False not to"
             )
@@ -142,7 +144,7 @@ class _GradModeContext:
         # Used bare as a decorator (``@no_grad`` without parentheses), it gets the function.
         if func is not None:
             if not callable(func):
-                raise TypeError(
+                raise ArgumentError(
                     f"{cls.__name__}() takes no arguments, or a function when used as "
                     f"@{cls.__name__}; got {type(func).__name__}"
                 )
@@ -245,7 +247,7 @@ class inference_mode:
 
     def __init__(self, mode: Any = True) -> None:
         if not isinstance(mode, bool):
-            raise TypeError(
+            raise ArgumentError(
                 f"inference_mode() takes a bool, or a function when used as "
                 f"@inference_mode; got {type(mode).__name__}"
             )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .dtypes import complex64, float32, float64, is_differentiable
 from .engine import grad
-from .errors import GradcheckError
+from .errors import ArgumentError, GradcheckError, InvalidArgumentError
 from .grad_mode import enable_grad, no_grad
 from .lazy import compute
 from .tensor import Tensor, _wrap
@@ -27,7 +27,7 @@ Function = Callable[..., Any]
 def _outputs(result: Any) -> tuple[Tensor, ...]:
     outputs = result if isinstance(result, tuple) else (result,)
     if not all(isinstance(o, Tensor) for o in outputs):
-        raise TypeError("the checked function must return a Tensor or a tuple of Tensors")
+        raise ArgumentError("the checked function must return a Tensor or a tuple of Tensors")
     return tuple(o for o in outputs if is_differentiable(o.dtype))
 
 
@@ -215,7 +215,9 @@ def gradcheck(
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     differentiable = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not differentiable:
-        raise ValueError("gradcheck needs at least one input Tensor with requires_grad=True")
+        raise InvalidArgumentError(
+            "gradcheck needs at least one input Tensor with requires_grad=True"
+        )
     outputs, analytic_rows = _analytical_jacobian(func, inputs, differentiable)
     rows = _read(analytic_rows)
     for position, index in enumerate(differentiable):
@@ -285,7 +287,7 @@ def _take_pytorch_options(
 ) -> None:
     unknown = sorted(set(given) - _PYTORCH_OPTIONS - more)
     if unknown:
-        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
+        raise ArgumentError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
 
 
 def gradgradcheck(

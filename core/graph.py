@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
 
-from .errors import GraphFreedError, InPlaceModificationError, PluginOutputError
+from .errors import ArgumentError, GraphFreedError, InPlaceModificationError, PluginOutputError
 from .errors import type_name as _type_name
 from .node import Node, output_edge, split_edge
 from .tensor import Tensor, _wrap
@@ -517,7 +517,7 @@ class GeneralOpNode(OpNode):
             sequence_rule = op.vjps[0]  # one rule, for the whole sequence
             result = tuple(sequence_rule(xp, g, ans, tuple(args), **params))  # type: ignore[misc]
             if len(result) != len(args):
-                raise TypeError(
+                raise ArgumentError(
                     f"the backward rule of {op.name!r} returned {len(result)} gradients for a "
                     f"sequence of {len(args)} arrays; it must return one per array"
                 )

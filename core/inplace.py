@@ -808,7 +808,7 @@ def check_out(op: str, out: Any, inputs: tuple[Any, ...]) -> None:
     ``out=`` is refused while gradients are recorded for any input (or ``out``).
     """
     if not isinstance(out, Tensor):
-        raise TypeError(f"{op}(): out= takes a Tensor to write the result into, got {out!r}")
+        raise ArgumentError(f"{op}(): out= takes a Tensor to write the result into, got {out!r}")
     if _state.enabled and (
         out._requires_grad or any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
     ):
@@ -1114,7 +1114,7 @@ def _copy(self: Tensor, source: Tensor | complex, non_blocking: bool = False) ->
     if type(source) in (bool, int, float, complex):  # as PyTorch: a number fills
         return apply_inplace(self, filled_with, _number_for(self, source), name="copy_()")
     if not isinstance(source, Tensor):
-        raise TypeError(f"copy_() takes a Tensor or a number, got {type(source).__name__}")
+        raise ArgumentError(f"copy_() takes a Tensor or a number, got {type(source).__name__}")
     _refuse_other_device("copy_", self, source, "source")
     if source.dtype is not self.dtype:
         _warn_if_imaginary_dropped(source, self)

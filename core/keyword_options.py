@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .errors import ArgumentError
+
 __all__ = ["keyword_defaults", "spell_out"]
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
@@ -26,13 +28,13 @@ def spell_out(options: type, /, **defaults: Any) -> Callable[[_Function], _Funct
     """
     unknown = defaults.keys() - options.__annotations__.keys()
     if unknown:
-        raise TypeError(f"defaults for keys {sorted(unknown)} that {options.__name__} lacks")
+        raise ArgumentError(f"defaults for keys {sorted(unknown)} that {options.__name__} lacks")
 
     def decorate(function: _Function) -> _Function:
         signature = inspect.signature(function)
         kept = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
         if len(kept) == len(signature.parameters):
-            raise TypeError(f"{function.__qualname__} takes no **options to spell out")
+            raise ArgumentError(f"{function.__qualname__} takes no **options to spell out")
         spelled = [
             inspect.Parameter(
                 name,

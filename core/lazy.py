@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .errors import ArgumentError
 from .tensor import Tensor
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def compute(*tensors: Tensor) -> tuple[Tensor, ...]:
     groups: dict[Backend, list[Tensor]] = {}
     for tensor in tensors:
         if not isinstance(tensor, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"plugrad.compute() takes tensors, got a {type(tensor).__name__}; "
                 "wrap arrays with plugrad.asarray() first"
             )

@@ -17,6 +17,8 @@ import sys
 import typing as _typing
 from typing import Any
 
+from .errors import ArgumentError, InvalidArgumentError
+
 if _typing.TYPE_CHECKING:  # the functions plugin loading installs, as type checkers see them
     from ._api_linalg import *  # noqa: F403
 
@@ -102,7 +104,7 @@ def multi_dot(tensors: Any) -> Any:
     """
     namespace = sys.modules["plugrad"]
     if not isinstance(tensors, (list, tuple)) or len(tensors) < 2:
-        raise ValueError("multi_dot() takes a list of two or more tensors")
+        raise InvalidArgumentError("multi_dot() takes a list of two or more tensors")
     if any(t.ndim not in (1, 2) for t in tensors) or any(t.ndim != 2 for t in tensors[1:-1]):
         shapes = [tuple(t.shape) for t in tensors]
         raise namespace.errors.ShapeError(
@@ -248,7 +250,7 @@ def matrix_exp(A: Any) -> Any:
     namespace = sys.modules["plugrad"]
     errors = namespace.errors
     if not isinstance(A, namespace.Tensor):
-        raise TypeError(f"matrix_exp() takes a Tensor, got {type(A).__name__}")
+        raise ArgumentError(f"matrix_exp() takes a Tensor, got {type(A).__name__}")
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise errors.ShapeError(f"matrix_exp() takes square matrices, got shape {A.shape}")
     if A.dtype.kind not in ("real floating", "complex floating"):
@@ -316,7 +318,9 @@ def solve_triangular(
     errors = namespace.errors
     for name, value in (("A", A), ("B", B)):
         if not isinstance(value, namespace.Tensor):
-            raise TypeError(f"solve_triangular() takes Tensors, got {name} {type(value).__name__}")
+            raise ArgumentError(
+                f"solve_triangular() takes Tensors, got {name} {type(value).__name__}"
+            )
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise errors.ShapeError(f"solve_triangular(): A must be square matrices, got {A.shape}")
     if B.ndim < 2:
@@ -520,7 +524,7 @@ def _lu_input(function: str, A: Any) -> Any:
     """``A`` checked to be a floating (or complex) matrix or a batch of them."""
     namespace = sys.modules["plugrad"]
     if not isinstance(A, namespace.Tensor):
-        raise TypeError(f"{function}() takes a Tensor, got {type(A).__name__}")
+        raise ArgumentError(f"{function}() takes a Tensor, got {type(A).__name__}")
     if A.ndim < 2:
         raise namespace.errors.ShapeError(
             f"{function}(): A must be a matrix or a batch of them, got shape {tuple(A.shape)}"

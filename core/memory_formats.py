@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import ArgumentError, InvalidArgumentError
+
 __all__ = [
     "channels_last",
     "channels_last_3d",
@@ -89,14 +91,14 @@ def check_memory_format(function: str, value: Any, ndim: int | None = None) -> N
     if value is None:
         return
     if type(value) is not memory_format:
-        raise TypeError(
+        raise ArgumentError(
             f"{function}(): memory_format must be one of plugrad.preserve_format, "
             f"plugrad.contiguous_format, plugrad.channels_last, plugrad.channels_last_3d, "
             f"got {value!r}"
         )
     rank = _RANKS.get(value.name)
     if rank is not None and ndim is not None and ndim != rank:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{function}(): {value!r} is a layout of {rank}-dimensional tensors, and this one "
             f"has {ndim} dimensions; leave memory_format out"
         )

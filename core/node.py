@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .errors import ArgumentError
+
 if TYPE_CHECKING:
     from .backend import Device
 
@@ -142,7 +144,7 @@ class Node:
 
     def _add_hook(self, hook: Callable[..., Any], before: bool) -> RemovableHandle:
         if not callable(hook):
-            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+            raise ArgumentError(f"hook must be callable, got {type(hook).__name__}")
         hooks = self._hooks
         if hooks is None:
             hooks = self._hooks = []
@@ -217,14 +219,14 @@ class AccumulateGrad(Node):
         (PyTorch's). It is a hook of the leaf, as ``variable.register_hook`` makes.
         """
         if not callable(hook):
-            raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+            raise ArgumentError(f"hook must be callable, got {type(hook).__name__}")
 
         def on_the_leaf(grad: Any) -> Any:
             result = hook((grad,))
             if result is None:
                 return None
             if not isinstance(result, (tuple, list)) or len(result) != 1:
-                raise TypeError(
+                raise ArgumentError(
                     "an AccumulateGrad pre-hook returns None or a tuple of one gradient, got "
                     f"{type(result).__name__}"
                     + (f" of {len(result)}" if isinstance(result, (tuple, list)) else "")

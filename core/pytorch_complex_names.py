@@ -19,7 +19,7 @@ from . import complex_parts
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
-from .errors import DtypeError, ShapeError
+from .errors import ArgumentError, DtypeError, ShapeError
 from .inplace import takes_out
 from .tensor import Tensor, install_methods
 from .versions import mark_copy_of_view
@@ -41,7 +41,9 @@ def _parts(function: str, first: Tensor, second: Tensor, names: str) -> _dtypes.
     """The complex dtype of two real tensors of one dtype; refuses anything else."""
     for name, value in zip(names.split(), (first, second), strict=True):
         if not isinstance(value, Tensor):
-            raise TypeError(f"{function}(): {name} must be a Tensor, got {type(value).__name__}")
+            raise ArgumentError(
+                f"{function}(): {name} must be a Tensor, got {type(value).__name__}"
+            )
     if first.dtype != second.dtype:
         raise DtypeError(
             f"{function}(): {names.replace(' ', ' and ')} must have one dtype, got "
@@ -103,7 +105,7 @@ def view_as_complex(input: Tensor) -> Tensor:
     tensor([1.+2.j, 3.+4.j])
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"view_as_complex() takes a Tensor, got {type(input).__name__}")
+        raise ArgumentError(f"view_as_complex() takes a Tensor, got {type(input).__name__}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise ShapeError(
             f"view_as_complex() takes a tensor whose last dimension has size 2 (real and "
@@ -127,7 +129,7 @@ def view_as_real(input: Tensor) -> Tensor:
             [ 3., -4.]])
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"view_as_real() takes a Tensor, got {type(input).__name__}")
+        raise ArgumentError(f"view_as_real() takes a Tensor, got {type(input).__name__}")
     if input.dtype.kind != "complex floating":
         raise DtypeError(
             f"view_as_real() takes a complex tensor, got {input.dtype.name}; for a real "

@@ -19,7 +19,7 @@ from . import linalg as _linalg
 from . import ops as _ops
 from . import return_types as _return_types
 from .dtype_functions import broadcast_shapes
-from .errors import DtypeError, ShapeError, checked_bool
+from .errors import ArgumentError, DtypeError, ShapeError, checked_bool
 from .inplace import takes_out
 from .tensor import Tensor, install_function_methods, install_methods
 from .versions import mark_copy_of_view
@@ -54,7 +54,7 @@ __all__ = [
 
 def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
+        raise ArgumentError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
     return value
 
 

@@ -119,7 +119,7 @@ def from_numpy(array: Any) -> Tensor:
     host = registry.resolve_device("numpy")
     # (a NumPy scalar, which has no ctypes, is among the array types, but has no memory to share)
     if not isinstance(array, host.backend.array_types()) or not hasattr(array, "ctypes"):
-        raise TypeError(
+        raise ArgumentError(
             f"from_numpy() takes a numpy.ndarray, got {type(array).__name__}; use "
             "plugrad.as_tensor(data) or plugrad.tensor(data) for other data"
         )
@@ -178,13 +178,13 @@ def numel(x: Tensor) -> int:
     6
     """
     if not isinstance(x, Tensor):
-        raise TypeError(f"numel() takes a Tensor, got {type(x).__name__}")
+        raise ArgumentError(f"numel() takes a Tensor, got {type(x).__name__}")
     return x.numel()
 
 
 def _tensor(function: str, value: Any) -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(f"{function}() takes a Tensor, got {type(value).__name__}")
+        raise ArgumentError(f"{function}() takes a Tensor, got {type(value).__name__}")
     return value
 
 
@@ -223,7 +223,7 @@ def promote_types(type1: _dtypes.DType, type2: _dtypes.DType) -> _dtypes.DType:
     """
     for name, value in (("type1", type1), ("type2", type2)):
         if not isinstance(value, _dtypes.DType):
-            raise TypeError(
+            raise ArgumentError(
                 f"promote_types(): {name} must be a plugrad dtype, got {value!r}; for tensors "
                 "use plugrad.result_type"
             )
@@ -321,15 +321,17 @@ def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Any:
     tensor([ 0.5403, -0.4161])
     """
     if not (callable(true_fn) and callable(false_fn)):
-        raise TypeError("cond() takes two functions, true_fn and false_fn")
+        raise ArgumentError("cond() takes two functions, true_fn and false_fn")
     if not isinstance(operands, (tuple, list)):
-        raise TypeError(f"cond(): operands must be a tuple or list, got {type(operands).__name__}")
+        raise ArgumentError(
+            f"cond(): operands must be a tuple or list, got {type(operands).__name__}"
+        )
     if isinstance(pred, Tensor):
         if pred.numel() != 1:
             raise ShapeError(f"cond(): pred must hold one element, got shape {tuple(pred.shape)}")
         pred = bool(pred.detach())
     elif not isinstance(pred, (bool, int)):
-        raise TypeError(f"cond(): pred must be a bool or a tensor, got {type(pred).__name__}")
+        raise ArgumentError(f"cond(): pred must be a bool or a tensor, got {type(pred).__name__}")
     return true_fn(*operands) if pred else false_fn(*operands)
 
 
@@ -631,7 +633,7 @@ def unravel_index(indices: Tensor, shape: int | tuple[int, ...]) -> tuple[Tensor
         )
     given = (shape,) if hasattr(shape, "__index__") else tuple(shape)
     if any(isinstance(size, bool) or not hasattr(size, "__index__") for size in given):
-        raise TypeError(f"unravel_index(): shape must hold ints, got {shape!r}")
+        raise ArgumentError(f"unravel_index(): shape must hold ints, got {shape!r}")
     sizes = [operator.index(size) for size in given]
     for size in sizes:
         if size <= 0:
@@ -780,7 +782,7 @@ def _gradient_along(f: Tensor, axis: int, h: Any, edge_order: int) -> Tensor:
             )  # fmt: skip
     else:
         if isinstance(h, bool) or not isinstance(h, (int, float)):
-            raise TypeError(
+            raise ArgumentError(
                 f"gradient(): spacing must be numbers or 1-d coordinate tensors, got {h!r}"
             )
         inside = (part(2, None) - part(None, -2)) / (2 * h)
@@ -1035,9 +1037,11 @@ def isclose(
     tensor([ True, False])
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"isclose() takes a Tensor, got {type(input).__name__}")
+        raise ArgumentError(f"isclose() takes a Tensor, got {type(input).__name__}")
     if rtol < 0 or atol < 0:
-        raise ValueError(f"isclose(): rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+        raise InvalidArgumentError(
+            f"isclose(): rtol and atol must be >= 0, got rtol={rtol}, atol={atol}"
+        )
     input = input.detach()
     other = other.detach() if isinstance(other, Tensor) else asarray(other, device=input.device)
     close = _ops.equal(input, other)
@@ -1107,7 +1111,7 @@ def _equal_method(self: Tensor, other: Tensor) -> bool:
     False
     """
     if not isinstance(other, Tensor):
-        raise TypeError(f"equal() takes a Tensor, got {type(other).__name__}")
+        raise ArgumentError(f"equal() takes a Tensor, got {type(other).__name__}")
     if self.shape != other.shape:
         return False
     return bool(_ops.all(_ops.equal(self.detach(), other.detach())))
@@ -1214,7 +1218,7 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
         raise ArgumentError("einsum() takes an equation string and at least one tensor")
     for operand in operands:
         if not isinstance(operand, Tensor):
-            raise TypeError(f"einsum() takes Tensors, got {type(operand).__name__}")
+            raise ArgumentError(f"einsum() takes Tensors, got {type(operand).__name__}")
     terms, output = _einsum_terms(equation, operands)
     sizes: dict[str, int] = {}
     prepared: list[tuple[Tensor, str]] = []

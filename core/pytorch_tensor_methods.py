@@ -82,7 +82,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
+        raise ArgumentError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
     return value
 
 
@@ -333,7 +333,7 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 def _index_tuple(function: str, indices: Any) -> tuple[Tensor, ...]:
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
-        raise TypeError(f"{function}() takes indices as a tuple of Tensors, got {indices!r}")
+        raise ArgumentError(f"{function}() takes indices as a tuple of Tensors, got {indices!r}")
     for index in indices:  # (accumulate=True reads them as positions, not through x[key])
         refuse_uint8_index(index, function)
     return tuple(indices)
@@ -611,7 +611,7 @@ def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     length = self.shape[dim] if self.ndim else 1
     for name, value in (("size", size), ("step", step)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"unfold(): {name} must be an int, got {value!r}")
+            raise ArgumentError(f"unfold(): {name} must be an int, got {value!r}")
     if step <= 0 or size < 0 or size > length:
         raise ShapeError(
             f"unfold(): needs 0 <= size <= {length} (the size of dim {dim}) and step > 0, got "
@@ -896,7 +896,7 @@ def cov(
     if input.ndim > 2:
         raise ShapeError(f"cov() takes a 1-d or 2-d tensor, got shape {input.shape}")
     if isinstance(correction, bool) or not isinstance(correction, numbers.Integral):
-        raise TypeError(
+        raise ArgumentError(
             f"cov(): correction must be an int (1: the unbiased estimate), got "
             f"{type(correction).__name__} {correction!r}"
         )

@@ -149,12 +149,12 @@ class Generator:
     def set_state(self, state: GeneratorState) -> Generator:
         """Continue the stream from a :meth:`get_state` snapshot; return the generator."""
         if not isinstance(state, GeneratorState):
-            raise TypeError(
+            raise ArgumentError(
                 f"set_state() takes what get_state() returned, got {type(state).__name__}"
             )
         backend = self.device.backend.name
         if state.backend != backend:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the state was saved from a generator of backend {state.backend!r}; this one "
                 f"is of {backend!r}"
             )
@@ -178,10 +178,10 @@ def _checked_seed(seed: Any) -> int:
     """A seed as PyTorch takes it: an int (a NumPy int too) in [-2**63, 2**64), a negative
     one counted from 2**64."""
     if isinstance(seed, bool) or not hasattr(type(seed), "__index__"):
-        raise TypeError(f"a seed is an int, got {seed!r}")
+        raise ArgumentError(f"a seed is an int, got {seed!r}")
     seed = operator.index(seed)
     if not -(2**63) <= seed < 2**64:
-        raise ValueError(f"a seed lies in [-2**63, 2**64), got {seed}")
+        raise InvalidArgumentError(f"a seed lies in [-2**63, 2**64), got {seed}")
     return seed % 2**64
 
 
@@ -362,7 +362,7 @@ def _sample(
 def _whole(function: str, name: str, value: Any) -> int:
     """An int given as one: a Python or NumPy int, or a 0-d integer tensor (not a bool)."""
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{function}(): {name} must be an int, got {value!r}")
+        raise ArgumentError(f"{function}(): {name} must be an int, got {value!r}")
     return operator.index(value)
 
 
@@ -374,13 +374,13 @@ def _sampling_device(
         target = target_device(device, backend)
         return target, _generator_for(target)
     if not isinstance(generator, Generator):
-        raise TypeError(
+        raise ArgumentError(
             f"generator= takes a plugrad.Generator, got {type(generator).__name__}; make one "
             "with plugrad.Generator().manual_seed(seed)"
         )
     target = generator.device
     if (device is not None or backend is not None) and target_device(device, backend) is not target:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"the generator is on {target.name!r} but device={device!r}, backend={backend!r} "
             "was asked for; use a generator made for that device"
         )
@@ -488,11 +488,11 @@ def randint(
     """
     if low is None:  # randint(high=5, size=(2,)), PyTorch's keywords
         if high is None:
-            raise TypeError("randint() needs a high bound: randint(high, size)")
+            raise ArgumentError("randint() needs a high bound: randint(high, size)")
         low = 0
     if size is None:
         if not isinstance(high, (tuple, list)):
-            raise TypeError(
+            raise ArgumentError(
                 "randint() needs a size: randint(high, size) or randint(low, high, size)"
             )
         low, high, size = 0, low, high
@@ -500,7 +500,7 @@ def randint(
         low, high = 0, low
     low, high = _whole("randint", "low", low), _whole("randint", "high", high)
     if high <= low:
-        raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
+        raise InvalidArgumentError(f"randint(): high ({high}) must be greater than low ({low})")
     target, generator = _sampling_device(device, backend, generator)
     dtype = _dtypes.of_python_type(dtype) or target.default_int_dtype
     if dtype is _dtypes.bool:  # as PyTorch's: 0 and 1 drawn as False and True
@@ -550,7 +550,7 @@ def randint(
             drawn = _int64_in(low, high, size, target, generator)
         return leaf(drawn._array, target, False)
     if high - low > widest:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"randint(): the range [{low}, {high}) is wider than {widest} (the integers "
             f"{precise.name} draws exactly)"
         )
@@ -593,9 +593,9 @@ def randperm(
     """
     n = _whole("randperm", "n", n)
     if n < 0:
-        raise ValueError(f"randperm(): n must be a non-negative int, got {n!r}")
+        raise InvalidArgumentError(f"randperm(): n must be a non-negative int, got {n!r}")
     if n > 2**53:
-        raise ValueError(f"randperm(): n ({n}) is larger than 2**53")
+        raise InvalidArgumentError(f"randperm(): n ({n}) is larger than 2**53")
     target, generator = _sampling_device(device, backend, generator)
     dtype = _dtypes.of_python_type(dtype) or target.default_int_dtype
     if dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
@@ -709,22 +709,26 @@ def multinomial(
             f"multinomial() takes weights of a real floating dtype, got {input.dtype.name}"
         )
     if len(shape) not in (1, 2) or shape[-1] == 0:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"multinomial() takes a vector or a matrix of weights with at least one category, "
             f"got shape {shape}"
         )
     if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples < 1:
-        raise ValueError(f"multinomial(): num_samples must be a positive int, got {num_samples!r}")
+        raise InvalidArgumentError(
+            f"multinomial(): num_samples must be a positive int, got {num_samples!r}"
+        )
     xp, int64 = source.xp, source.native_dtype(source.default_int_dtype)
     weights = input.detach()._array
     rows = weights if len(shape) == 2 else xp.reshape(weights, (1, shape[0]))
     if not bool(xp.all(xp.isfinite(rows))) or bool(xp.any(rows < 0)):
-        raise ValueError("multinomial(): the weights must be finite and non-negative")
+        raise InvalidArgumentError("multinomial(): the weights must be finite and non-negative")
     nonzero = xp.sum(xp.astype(rows > 0, int64), axis=-1)
     if bool(xp.any(nonzero == 0)):
-        raise ValueError("multinomial(): a row of weights sums to 0; give it a positive weight")
+        raise InvalidArgumentError(
+            "multinomial(): a row of weights sums to 0; give it a positive weight"
+        )
     if not replacement and bool(xp.any(nonzero < num_samples)):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"multinomial(): cannot draw {num_samples} samples without replacement from a row "
             f"with {int(xp.min(nonzero))} categories of non-zero weight; pass "
             "replacement=True or draw fewer"
@@ -760,7 +764,7 @@ def multinomial(
 
 def _like_shape(x: Tensor, function: str) -> tuple[tuple[int, ...], Device]:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{function}() needs a Tensor, got {type(x).__name__}")
+        raise ArgumentError(f"{function}() needs a Tensor, got {type(x).__name__}")
     return x.shape, x._device
 
 
@@ -841,7 +845,9 @@ def randint_like(
     # As PyTorch's overloads: (x, high), (x, low, high), (x, low, high=...), (x, high=...);
     # low given alone is refused (it drew from [0, low)).
     if len(bounds) > 2 or (len(bounds) == 2 and (low is not None or high is not None)):
-        raise TypeError("randint_like() takes low and high once each: (x, high) or (x, low, high)")
+        raise ArgumentError(
+            "randint_like() takes low and high once each: (x, high) or (x, low, high)"
+        )
     if len(bounds) == 2:
         low, high = bounds
     elif len(bounds) == 1:
@@ -850,9 +856,9 @@ def randint_like(
         elif high is not None and low is None:
             low = bounds[0]
         else:
-            raise TypeError(f"randint_like() got low twice (as {bounds[0]!r} and low={low!r})")
+            raise ArgumentError(f"randint_like() got low twice (as {bounds[0]!r} and low={low!r})")
     if high is None:
-        raise TypeError(
+        raise ArgumentError(
             "randint_like() needs high: randint_like(x, high) or randint_like(x, low, high)"
             + (f"; low={low!r} alone is not the upper end" if low is not None else "")
         )
@@ -892,21 +898,23 @@ def normal(
     if isinstance(std, Tensor):
         # NaN fails it too; a negative std gave draws of a mirrored normal, as if valid.
         if std.numel() and not bool((std.detach() >= 0).all()):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "normal(): every element of std must be >= 0 (as PyTorch), and one is negative "
                 "or NaN; give standard deviations (an abs() or a clamp(min=0) of them)"
             )
     elif not std >= 0:
-        raise ValueError(f"normal(): std must be >= 0, got {std!r}")
+        raise InvalidArgumentError(f"normal(): std must be >= 0, got {std!r}")
     if tensors:
         if size is not None:
-            raise TypeError("normal(): give size only when mean and std are numbers")
+            raise ArgumentError("normal(): give size only when mean and std are numbers")
         shape = broadcast_shapes(*(t.shape for t in tensors))
         device = device or tensors[0]._device
         dtype = _dtypes.of_python_type(dtype) or tensors[0].dtype
     else:
         if size is None:
-            raise TypeError("normal(mean, std, size): size is needed when mean and std are numbers")
+            raise ArgumentError(
+                "normal(mean, std, size): size is needed when mean and std are numbers"
+            )
         shape = size
     noise = _sample("normal", (shape,), dtype, device, None, generator, False)
     if _grad_mode._state.enabled and any(t._requires_grad for t in tensors):
@@ -982,19 +990,21 @@ def uniform_values(
     draws on [1, 2))."""
     for bound in (low, high):
         if isinstance(bound, (int, float)) and not math.isfinite(bound):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"uniform_(): the bounds must be finite numbers, got [{low}, {high}) (the "
                 "draws would all be inf or NaN)"
             )
     if not low <= high:
-        raise ValueError(f"uniform_(): the lower bound {low} is above the upper bound {high}")
+        raise InvalidArgumentError(
+            f"uniform_(): the lower bound {low} is above the upper bound {high}"
+        )
     if dtype.kind == "complex floating":  # each part drawn on [low, high), as PyTorch's
         part = _dtypes.float64 if dtype is _dtypes.complex128 else _dtypes.float32
         real, imag = (uniform_values(shape, low, high, part, device, generator) for _ in "ri")
         return (real + imag * 1j).to(dtype)
     if high - low > finfo(dtype).max:
         # (high - low) overflows: every draw became inf, then the largest value under high
-        raise ValueError(
+        raise InvalidArgumentError(
             f"uniform_(): the range [{low}, {high}) is wider than the largest {dtype.name} "
             f"({finfo(dtype).max:g}), as PyTorch's; draw on a narrower one"
         )
@@ -1010,7 +1020,7 @@ def uniform_values(
 def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples of the normal distribution with ``mean`` and ``std``, in place."""
     if not std >= 0:  # (NaN too: every draw would be NaN)
-        raise ValueError(f"normal_(): std must be non-negative, got {std}")
+        raise InvalidArgumentError(f"normal_(): std must be non-negative, got {std}")
     sample = randn(*self.shape, dtype=self.dtype, device=self._device, generator=generator)
     return apply_inplace(self, filled_with, sample * std + mean, name="normal_()")
 
@@ -1037,7 +1047,7 @@ def _check_real_floating(self: Tensor, method: str, distribution: str) -> None:
 
 def _check_positive(method: str, name: str, value: float) -> None:
     if not value > 0:
-        raise ValueError(f"{method}(): {name} must be > 0, got {value!r}")
+        raise InvalidArgumentError(f"{method}(): {name} must be > 0, got {value!r}")
 
 
 def _uniform_sample(self: Tensor, generator: Any) -> Tensor:
@@ -1078,7 +1088,7 @@ def _bernoulli_(self: Tensor, p: float | Tensor = 0.5, *, generator: Any = None)
         drawn = bernoulli(probabilities, generator=generator)
     else:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-            raise ValueError(f"bernoulli_(): p must be a number in [0, 1], got {p!r}")
+            raise InvalidArgumentError(f"bernoulli_(): p must be a number in [0, 1], got {p!r}")
         # A float64 draw for a number, as PyTorch's double (in float32, any p below 6e-8
         # came true as often as 6e-8).
         wide = _widest_float(self._device)
@@ -1115,7 +1125,7 @@ def _geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     if self.dtype.kind not in ("signed integer", "unsigned integer", "real floating"):
         raise DtypeError(f"geometric_(): fills integer or real tensors, not {self.dtype.name}")
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
-        raise ValueError(f"geometric_(): p must be a number in (0, 1), got {p!r}")
+        raise InvalidArgumentError(f"geometric_(): p must be a number in (0, 1), got {p!r}")
     with _no_grad():
         # 1 - u lies in (0, 1]: the ceiling of log(1 - u) / log(1 - p) is at least 1
         # except where 1 - u is 1, which the maximum lifts to 1.
@@ -1205,11 +1215,11 @@ def _random_(
         low, high = (0 if from_ is _FROM_ZERO else from_), (largest + 1 if to is None else to)
     for name, value in (("from", low), ("to", high)):
         if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"random_(): {name} must be an int, got {value!r}")
+            raise ArgumentError(f"random_(): {name} must be an int, got {value!r}")
     if not low < high:
-        raise ValueError(f"random_(): expects from < to, got from={low}, to={high}")
+        raise InvalidArgumentError(f"random_(): expects from < to, got from={low}, to={high}")
     if low < smallest or high - 1 > largest:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"random_(): the range [{low}, {high}) reaches outside the integers "
             f"{self.dtype.name} holds exactly, [{smallest}, {largest}]"
         )

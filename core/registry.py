@@ -35,7 +35,12 @@ from . import checking as _checking
 from . import graph as _graph
 from .backend_activation import *  # noqa: F403  (re-exported: its __all__ is part of ours)
 from .backend_activation import backend_names, install_kernels, resolve_device
-from .errors import BackendUnavailableError, PluginRegistrationError, UnknownBackendError
+from .errors import (
+    ArgumentError,
+    BackendUnavailableError,
+    PluginRegistrationError,
+    UnknownBackendError,
+)
 from .function_generation import install_functions, install_methods
 from .opdef import RegisteredOp
 from .plugin_manager import builtin_plugin_names, create_plugin_manager, register_whole
@@ -106,7 +111,7 @@ def register_plugin(plugin: object, name: str | None = None) -> str:
             f"{type(plugin).__module__}.{type(plugin).__qualname__}"
         )
     if not isinstance(name, str) or not name:
-        raise TypeError(f"a plugin name must be a non-empty str, got {name!r}")
+        raise ArgumentError(f"a plugin name must be a non-empty str, got {name!r}")
     if manager.has_plugin(name):
         raise PluginRegistrationError(
             f"a plugin named {name!r} is already registered ({describe_owner(name)}); "

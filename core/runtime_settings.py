@@ -16,6 +16,8 @@ import os
 import warnings
 from typing import Any
 
+from .errors import ArgumentError, InvalidArgumentError
+
 __all__ = [
     "are_deterministic_algorithms_enabled",
     "get_float32_matmul_precision",
@@ -51,7 +53,7 @@ def set_num_threads(count: int) -> None:
     1
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"set_num_threads() takes an int of at least 1, got {count!r}")
+        raise InvalidArgumentError(f"set_num_threads() takes an int of at least 1, got {count!r}")
     threadpoolctl = _threadpools()
     if threadpoolctl is None:
         warnings.warn(
@@ -78,7 +80,7 @@ def get_num_threads() -> int:
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Accepted from PyTorch code and kept; it changes no kernel (see the module's text)."""
     if not isinstance(mode, bool) or not isinstance(warn_only, bool):
-        raise TypeError(
+        raise ArgumentError(
             f"use_deterministic_algorithms() takes bools, got {mode!r} and warn_only={warn_only!r}"
         )
     _state["deterministic"], _state["warn_only"] = mode, warn_only
@@ -93,7 +95,7 @@ def set_float32_matmul_precision(precision: str) -> None:
     """Accepted from PyTorch code (``"highest"``, ``"high"``, ``"medium"``); plugrad's
     float32 products are always computed in float32 (``"highest"``)."""
     if precision not in _PRECISIONS:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"set_float32_matmul_precision() takes one of {', '.join(_PRECISIONS)}, got "
             f"{precision!r}"
         )

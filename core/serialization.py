@@ -26,7 +26,7 @@ from . import dtypes as _dtypes
 from . import registry
 from .backend import Device
 from .creation import target_device
-from .errors import ArgumentError, DtypeError, SerializationError
+from .errors import ArgumentError, DtypeError, InvalidArgumentError, SerializationError
 from .random import GeneratorState
 from .tensor import Tensor, _wrap
 from .transfer import HostBytes
@@ -132,7 +132,7 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str] | BinaryI
     {'model': {'w': tensor([1., 2.])}, 'epoch': 3, 'betas': (0.9, 0.999)}
     """
     if not isinstance(obj, Tensor | Mapping):
-        raise TypeError(
+        raise ArgumentError(
             f"save() takes a Tensor or a dict of tensors (a state dict), got a "
             f"{type(obj).__name__}; wrap other values in a dict, e.g. {{'values': [...]}}"
         )
@@ -332,20 +332,22 @@ def _describe(
         return {"value": obj} if math.isfinite(obj) else {"float": repr(obj)}
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         # A file that runs no code cannot name the class to rebuild: it would load as a tuple.
-        raise TypeError(
+        raise ArgumentError(
             f"cannot save {_where(keys)}, a namedtuple ({type(obj).__name__}): it would load as "
             "a plain tuple, losing its field names; save obj._asdict() (or tuple(obj))"
         )
     if isinstance(obj, Mapping | list | tuple):
         if id(obj) in open_containers:
-            raise ValueError(f"{_where(keys)} contains itself; save() needs a tree of values")
+            raise InvalidArgumentError(
+                f"{_where(keys)} contains itself; save() needs a tree of values"
+            )
         open_containers.add(id(obj))
         try:
             if isinstance(obj, Mapping):
                 items = []
                 for key, value in obj.items():
                     if isinstance(key, bool) or not isinstance(key, str | int):
-                        raise TypeError(
+                        raise ArgumentError(
                             f"{_where(keys)} has the key {key!r} ({type(key).__name__}); saved "
                             "dicts need str (or int) keys"
                         )
@@ -362,7 +364,7 @@ def _describe(
             }
         finally:
             open_containers.discard(id(obj))
-    raise TypeError(
+    raise ArgumentError(
         f"cannot save {_where(keys)}, a {type(obj).__name__}: save() stores tensors, None, bool, "
         "int, float and str, in dicts, lists and tuples; convert it (plugrad.asarray(...) for "
         "arrays, float(...) or int(...) for scalars of other libraries)"
@@ -513,7 +515,7 @@ def _rebuild(node: Any, tensors: dict[str, Tensor], path: str) -> Any:
     """The object described by ``node``, taking its tensors out of ``tensors``."""
     try:
         if not isinstance(node, dict):
-            raise TypeError(node)
+            raise ArgumentError(node)
         if "tensor" in node:
             return tensors.pop(node["tensor"])
         if "value" in node:

@@ -97,7 +97,7 @@ def stft(
     (5, 5)
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"stft() takes a Tensor, got {type(input).__name__}")
+        raise ArgumentError(f"stft() takes a Tensor, got {type(input).__name__}")
     n_fft, hop, win_length = _frame_sizes("stft", n_fft, hop_length, win_length)
     if input.ndim not in (1, 2):
         raise ShapeError(
@@ -182,7 +182,7 @@ def istft(
     True
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"istft() takes a Tensor, got {type(input).__name__}")
+        raise ArgumentError(f"istft() takes a Tensor, got {type(input).__name__}")
     if input.dtype.kind != "complex floating":
         raise ArgumentError(
             f"istft() takes a complex spectrum (stft(..., return_complex=True)), got {input.dtype}"

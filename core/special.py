@@ -33,6 +33,7 @@ from .bessel import *  # noqa: F403  (these modules' functions are ours: see __a
 from .creation import asarray
 from .dtype_functions import result_type
 from .error_functions import *  # noqa: F403
+from .errors import ArgumentError
 from .function import Function, FunctionCtx
 from .hurwitz_zeta import *  # noqa: F403
 from .inplace import takes_out
@@ -95,7 +96,7 @@ _SQRT_HALF = math.sqrt(0.5)
 
 def _tensor(function: str, value: object) -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(f"special.{function}() takes a Tensor, got {type(value).__name__}")
+        raise ArgumentError(f"special.{function}() takes a Tensor, got {type(value).__name__}")
     return value
 
 
@@ -173,7 +174,7 @@ def _gamma_arguments(function: str, input: Any, other: Any) -> tuple[Tensor, Ten
     dtype = result_type(a, x)
     if dtype.kind != "real floating":
         if dtype.kind not in ("signed integer", "unsigned integer", "bool"):
-            raise TypeError(f"special.{function}() takes real tensors, got {dtype.name}")
+            raise ArgumentError(f"special.{function}() takes real tensors, got {dtype.name}")
         dtype = _dtypes.default_float_dtype
     return _ops.astype(a, dtype), _ops.astype(x, dtype)
 

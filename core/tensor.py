@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from . import dtypes as _dtypes
 from . import ops as _ops
 from . import versions as _versions
-from .errors import BackwardError, DeviceMismatchError, DtypeError, ShapeError
+from .errors import ArgumentError, BackwardError, DeviceMismatchError, DtypeError, ShapeError
 from .memory_formats import check_memory_format, contiguous_format, memory_format
 from .versions import DETACHED
 
@@ -139,7 +139,7 @@ class Tensor(_InstalledMethods):
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"data must be a Tensor, got {type(value).__name__}; wrap it with "
                 "plugrad.asarray(...) first"
             )
@@ -249,7 +249,7 @@ class Tensor(_InstalledMethods):
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if not isinstance(value, bool):
-            raise TypeError(f"requires_grad must be a bool, got {type(value).__name__}")
+            raise ArgumentError(f"requires_grad must be a bool, got {type(value).__name__}")
         if self._edge is not None:
             if value:
                 return
@@ -293,7 +293,7 @@ class Tensor(_InstalledMethods):
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"grad must be a Tensor or None, got {type(value).__name__}")
+                raise ArgumentError(f"grad must be a Tensor or None, got {type(value).__name__}")
             if value.shape != self.shape or value.dtype != self.dtype:
                 raise (ShapeError if value.shape != self.shape else DtypeError)(
                     f"assigned grad has shape {value.shape} and dtype {value.dtype.name}, but the "
@@ -588,7 +588,7 @@ class Tensor(_InstalledMethods):
             prefix, _, type_name = dtype.rpartition(".")
             by_type_name = {v: k for k, v in _TENSOR_TYPE_NAMES.items()}
             if prefix not in ("torch", "plugrad") or type_name not in by_type_name:
-                raise TypeError(
+                raise ArgumentError(
                     f"type() got {dtype!r}; give a dtype (x.type(plugrad.float32)) or a "
                     f"tensor type name such as 'torch.FloatTensor' (one of "
                     f"{', '.join(sorted(by_type_name))})"
@@ -599,7 +599,7 @@ class Tensor(_InstalledMethods):
             if isinstance(legacy, _dtypes.DType):
                 dtype = legacy
         if not isinstance(dtype, _dtypes.DType):
-            raise TypeError(
+            raise ArgumentError(
                 f"type() takes a dtype such as plugrad.float32, got {type(dtype).__name__}"
             )
         return self._cast(dtype)
@@ -607,7 +607,7 @@ class Tensor(_InstalledMethods):
     def type_as(self, other: Tensor) -> Tensor:
         """Return the tensor with ``other``'s dtype (itself if it has it already)."""
         if not isinstance(other, Tensor):
-            raise TypeError(f"type_as() takes a Tensor, got {type(other).__name__}")
+            raise ArgumentError(f"type_as() takes a Tensor, got {type(other).__name__}")
         return self._cast(other.dtype)
 
     def clone(self, *, memory_format: memory_format | None = None) -> Tensor:
@@ -728,7 +728,9 @@ class Size(tuple):
             try:
                 values.append(operator.index(size))  # ints, and 0-d integer tensors
             except TypeError:
-                raise TypeError(f"Size takes ints, got {type(size).__name__} {size!r}") from None
+                raise ArgumentError(
+                    f"Size takes ints, got {type(size).__name__} {size!r}"
+                ) from None
         return super().__new__(cls, values)
 
     def __repr__(self) -> str:
@@ -768,7 +770,7 @@ class _ElementCount(int):
         if dim is None:
             return Size(shape)
         if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
-            raise TypeError(f"size(dim) takes an int, got {type(dim).__name__}")
+            raise ArgumentError(f"size(dim) takes an int, got {type(dim).__name__}")
         dim = dim.__index__()  # (a NumPy int too)
         if not -len(shape) <= dim < len(shape):
             raise IndexError(

@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BackwardError
+from .errors import ArgumentError, BackwardError
 from .node import RemovableHandle, note_hook_registered, split_edge
 from .tensor import Tensor, install_methods
 
@@ -85,7 +85,7 @@ def _register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Rem
     if not self._requires_grad:
         raise BackwardError("cannot register a hook on a tensor that does not require grad")
     if not callable(hook):
-        raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        raise ArgumentError(f"hook must be callable, got {type(hook).__name__}")
     note_hook_registered()
     if self._edge is None:
         hooks = self._hooks
@@ -121,7 +121,7 @@ def _register_post_accumulate_grad_hook(
             "be registered on leaves that require grad; use register_hook() on this tensor"
         )
     if not callable(hook):
-        raise TypeError(f"hook must be callable, got {type(hook).__name__}")
+        raise ArgumentError(f"hook must be callable, got {type(hook).__name__}")
     entry = PostAccumulateGradHook(hook)
     note_hook_registered()
     if self._hooks is None:

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 from . import dtypes as _dtypes
 from . import printing as _printing
 from . import strided_layout
-from .errors import AxisError, BackendError, BackwardError, DtypeError, ShapeError
+from .errors import (
+    ArgumentError,
+    AxisError,
+    BackendError,
+    BackwardError,
+    DtypeError,
+    InvalidArgumentError,
+    ShapeError,
+)
 from .tensor import Tensor, install_methods
 
 if TYPE_CHECKING:
@@ -167,7 +175,7 @@ def _numpy_array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> A
     host = _numpy(self)
     if dtype is not None and host.dtype != dtype:
         if copy is False:  # NumPy 2's promise: never a copy then
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"numpy.asarray(x, dtype={dtype}, copy=False): the tensor is {self.dtype.name}, "
                 "so the array must be a copy; pass copy=None (or convert the tensor first)"
             )
@@ -229,7 +237,7 @@ def _index(self: Tensor) -> int:
 
 def _len(self: Tensor) -> int:
     if not self._array.ndim:
-        raise TypeError("len() of a 0-d tensor")
+        raise ArgumentError("len() of a 0-d tensor")
     return self._array.shape[0]
 
 
@@ -237,7 +245,7 @@ def _iter(self: Tensor) -> Any:
     """The slices along the first axis, as PyTorch's (views, as ``x[i]``); a 0-d tensor has none
     to give, and says so rather than yield nothing."""
     if not self._array.ndim:
-        raise TypeError(
+        raise ArgumentError(
             "iteration over a 0-d tensor: it has no axis to iterate over; x.item() is its value"
         )
     return (self[index] for index in range(self._array.shape[0]))
@@ -248,7 +256,7 @@ def _contains(self: Tensor, element: Any) -> bool:
     if not isinstance(element, Tensor) and getattr(element, "shape", None) == ():
         element = element.item()  # a NumPy scalar: the number it holds
     if not isinstance(element, (Tensor, bool, int, float, complex)):
-        raise TypeError(
+        raise ArgumentError(
             f"'in' takes a Tensor or a number on its left, got {type(element).__name__}"
         )
     return bool((self == element).any())
@@ -283,7 +291,7 @@ def _format(self: Tensor, spec: str) -> str:
     if self._array.ndim == 0:
         return format(self.item(), spec)
     if spec:
-        raise TypeError(
+        raise ArgumentError(
             f"format spec {spec!r} given for a tensor of shape {self.shape}; only 0-d tensors "
             "take one (format x.item(), or the elements of x.tolist(), instead)"
         )
@@ -300,7 +308,7 @@ def _array_namespace(self: Tensor, /, *, api_version: str | None = None) -> Any:
     True
     """
     if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"plugrad implements Array API versions {', '.join(SUPPORTED_API_VERSIONS)}; "
             f"got api_version={api_version!r}"
         )

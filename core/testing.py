@@ -33,7 +33,7 @@ from .autograd import backward as autograd_backward
 from .autograd import grad, gradcheck, gradgradcheck
 from .checking import checks_enabled
 from .creation import asarray, ones_like
-from .errors import BackendError, DeviceMismatchError
+from .errors import ArgumentError, BackendError, DeviceMismatchError, InvalidArgumentError
 from .grad_mode import no_grad
 from .random import Generator, rand
 from .tensor import Tensor
@@ -149,7 +149,7 @@ def assert_close(
     AssertionError: 3 of 3 elements differ. Greatest absolute difference: 0.00100004... (0,) ...
     """
     if (rtol is None) != (atol is None):
-        raise TypeError("assert_close: give both rtol and atol, or neither for the defaults")
+        raise ArgumentError("assert_close: give both rtol and atol, or neither for the defaults")
     prefix = f"{msg}: " if msg else ""
     if isinstance(actual, (tuple, list)) or isinstance(expected, (tuple, list)):
         if not (isinstance(actual, (tuple, list)) and isinstance(expected, (tuple, list))):
@@ -425,11 +425,11 @@ class OpCase:
 
     def __post_init__(self) -> None:
         if self.reference is None:
-            raise TypeError(f"OpCase {self.op!r}: give a reference=... to compare the op with")
+            raise ArgumentError(f"OpCase {self.op!r}: give a reference=... to compare the op with")
         if not self.id:
             object.__setattr__(self, "id", self.op)
         if len(self.domains) not in (1, len(self.shapes)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"OpCase {self.id!r}: {len(self.domains)} domains for {len(self.shapes)} "
                 "shapes; give one domain per shape, or one for all"
             )
@@ -579,7 +579,7 @@ class OpTests:
         name = metafunc.function.__name__
         if not self.cases:
             # A test class without cases would pass without checking anything.
-            raise TypeError(
+            raise ArgumentError(
                 f"{type(self).__name__} has no cases: set cases = [OpCase(...), ...] (a "
                 "class of shared settings for other test classes must not be named Test*)"
             )

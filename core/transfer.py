@@ -16,7 +16,7 @@ from . import ops as _ops
 from . import registry
 from .backend import Backend, Device
 from .devices import resolve
-from .errors import BackendUnavailableError, DtypeError
+from .errors import ArgumentError, BackendUnavailableError, DtypeError, InvalidArgumentError
 from .grad_mode import _state
 from .graph import Node
 from .memory_formats import check_memory_format
@@ -141,7 +141,7 @@ def from_dlpack(
     if isinstance(x, Tensor):
         x = x._array
     if not hasattr(x, "__dlpack__"):
-        raise TypeError(
+        raise ArgumentError(
             f"from_dlpack() needs an object with __dlpack__ (an array of numpy, cupy, torch, "
             f"jax...), got a {type(x).__name__}; use plugrad.asarray() for Python data"
         )
@@ -242,7 +242,7 @@ def _to_device(self: Tensor, device: Device | Backend | str, /, *, stream: Any =
     True
     """
     if stream is not None:
-        raise ValueError(
+        raise InvalidArgumentError(
             "to_device(stream=...) is not supported: transfers run on the device's "
             "current stream; make that stream current (e.g. with cupy's stream context) instead"
         )
@@ -256,7 +256,7 @@ def _to_arguments(
     may be called."""
     unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
     if unknown:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(unknown)}")
+        raise ArgumentError(f"to() got unexpected keyword arguments {sorted(unknown)}")
     if "memory_format" in kwargs:
         check_memory_format("to", kwargs["memory_format"], ndim)
     device = kwargs.get("device")
@@ -276,7 +276,7 @@ def _to_arguments(
         if positional and type(positional[0]) is bool:
             copy = positional.pop(0)
     if positional:
-        raise TypeError(
+        raise ArgumentError(
             f"to() takes a device, a dtype, both (device first) or another tensor; "
             f"could not use {positional!r}"
         )

@@ -17,7 +17,7 @@ from typing import Any
 
 from . import creation as _creation
 from . import ops as _ops
-from .errors import AxisError, InvalidArgumentError, ShapeError
+from .errors import ArgumentError, AxisError, InvalidArgumentError, ShapeError
 from .tensor import Tensor, install_function_methods
 
 __all__ = ["diagonal_scatter", "select_scatter", "slice_scatter"]
@@ -25,17 +25,17 @@ __all__ = ["diagonal_scatter", "select_scatter", "slice_scatter"]
 
 def _tensor(function: str, name: str, value: Any) -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(f"{function}(): {name} must be a Tensor, got {type(value).__name__}")
+        raise ArgumentError(f"{function}(): {name} must be a Tensor, got {type(value).__name__}")
     return value
 
 
 def _integer(function: str, name: str, value: Any) -> int:
     if isinstance(value, bool):
-        raise TypeError(f"{function}(): {name} must be an int, got bool")
+        raise ArgumentError(f"{function}(): {name} must be an int, got bool")
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(
+        raise ArgumentError(
             f"{function}(): {name} must be an int, got {type(value).__name__}"
         ) from None
 

@@ -19,7 +19,7 @@ from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
 from .creation import CreationOptions
-from .errors import DtypeError, InvalidArgumentError
+from .errors import ArgumentError, DtypeError, InvalidArgumentError
 from .tensor import Tensor
 
 if TYPE_CHECKING:
@@ -38,17 +38,17 @@ def _window(
     """The window ``weights(positions, span)`` of the sample positions ``0 .. window_length -
     1`` and the period ``span`` they cover; ones where it is trivial (no sample, or one)."""
     if isinstance(window_length, bool):
-        raise TypeError(f"{function}(): window_length must be an int, got bool")
+        raise ArgumentError(f"{function}(): window_length must be an int, got bool")
     try:
         length = operator.index(window_length)
     except TypeError:
-        raise TypeError(
+        raise ArgumentError(
             f"{function}(): window_length must be an int, got {type(window_length).__name__}"
         ) from None
     if length < 0:
         raise InvalidArgumentError(f"{function}(): window_length must be >= 0, got {length}")
     if not isinstance(periodic, bool):
-        raise TypeError(f"{function}(): periodic must be a bool, got {type(periodic).__name__}")
+        raise ArgumentError(f"{function}(): periodic must be a bool, got {type(periodic).__name__}")
     dtype, device, backend, requires_grad = _creation.creation_options(function, options)
     dtype = _dtypes.default_float_dtype if dtype is None else dtype
     if dtype.kind != "real floating":
@@ -121,7 +121,7 @@ def hamming_window(
     """
     for name, value in (("alpha", alpha), ("beta", beta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"hamming_window(): {name} must be a number, got {value!r}")
+            raise ArgumentError(f"hamming_window(): {name} must be a number, got {value!r}")
     weights = _cosine_sum((float(alpha), float(beta)))
     return _window("hamming_window", window_length, periodic, options, weights)
 
@@ -178,7 +178,7 @@ def kaiser_window(
     tensor([0.0367, 0.5529, 1.0000, 0.5529, 0.0367], dtype=plugrad.float64)
     """
     if isinstance(beta, bool) or not isinstance(beta, (int, float)):
-        raise TypeError(f"kaiser_window(): beta must be a number, got {beta!r}")
+        raise ArgumentError(f"kaiser_window(): beta must be a number, got {beta!r}")
 
     def weights(positions: Tensor, span: int) -> Tensor:
         scale = _bessel_i0(float(beta))

@@ -94,7 +94,7 @@ def require_array(function: str, name: str, value: Any) -> None:
     """Raise a ``TypeError`` naming ``function``'s argument ``name`` unless ``value`` is an
     array (a list of indices or a mask as a list fails later, with an AttributeError)."""
     if not hasattr(value, "dtype") or not hasattr(value, "shape"):
-        raise TypeError(
+        raise ArgumentError(
             f"{function}(): {name} must be a tensor, got {type(value).__name__}; make one "
             f"with plugrad.tensor(...), as PyTorch requires"
         )
@@ -108,7 +108,7 @@ def require_bool_mask(xp: Any, function: str, mask: Any) -> None:
     try:
         is_bool = xp.isdtype(mask.dtype, "bool")
     except DtypeError:  # an array of another library (NumPy's), not a tensor
-        raise TypeError(
+        raise ArgumentError(
             f"{function}(): mask must be a tensor, got {type(mask).__name__}; make one with "
             "plugrad.tensor(...), as PyTorch requires"
         ) from None

@@ -37,7 +37,7 @@ def _triangle_kernel(name: str) -> Any:
     def kernel(xp: Any, x: Any, /, *, k: int = 0) -> Any:
         if isinstance(k, bool) or not isinstance(k, numbers.Integral):
             # (NumPy took 0.5: tril(x, 0.5) kept the whole matrix)
-            raise TypeError(f"{name}(): the diagonal is an int, got {k!r}")
+            raise ArgumentError(f"{name}(): the diagonal is an int, got {k!r}")
         # NumPy's tril of a vector builds a matrix from it; the standard and PyTorch take
         # matrices (in the last two dimensions) only.
         if x.ndim < 2:

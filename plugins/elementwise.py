@@ -18,7 +18,7 @@ import math
 import operator
 from typing import Any
 
-from plugrad.errors import ArgumentError, DtypeError
+from plugrad.errors import ArgumentError, DtypeError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -106,7 +106,7 @@ def _div(xp: Any, x1: Any, other: Any, *, rounding_mode: str | None = None) -> A
         return xp.divide(x1, x2)
     x1, x2 = python_number(x1), python_number(x2)  # (a NumPy scalar has a NumPy dtype)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"div(): rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
         )
     if not (_is_integer(xp, x1) and _is_integer(xp, x2)):
@@ -650,7 +650,7 @@ def _clip(xp: Any, x: Any, /, min: Any = None, max: Any = None) -> Any:
 def _clamp(xp: Any, x: Any, /, min: Any = None, max: Any = None) -> Any:
     """PyTorch's ``clamp``, which needs a bound (the standard's ``clip(x)`` copies ``x``)."""
     if min is None and max is None:
-        raise TypeError("clamp(): give min, max or both; clip(x) without bounds copies x")
+        raise ArgumentError("clamp(): give min, max or both; clip(x) without bounds copies x")
     return _clip(xp, x, min, max)
 
 

@@ -254,7 +254,7 @@ def _gather(xp: Any, x: Any, dim: int, index: Any, *, sparse_grad: bool = False)
     has no sparse tensors), with the same values.
     """
     if not isinstance(sparse_grad, bool):
-        raise TypeError(f"gather(): sparse_grad must be a bool, got {sparse_grad!r}")
+        raise ArgumentError(f"gather(): sparse_grad must be a bool, got {sparse_grad!r}")
     dim = _along_dim("gather", xp, x, dim, index)
     if index.ndim == 0 and x.ndim <= 1:  # one position: a 0-d result, as PyTorch's
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
@@ -329,7 +329,7 @@ def _scatter(
     ``"sum"`` or ``"prod"``).
     """
     if (src is None) == (value is None):
-        raise TypeError("scatter() takes src (a tensor or a number) or value=, exactly one")
+        raise ArgumentError("scatter() takes src (a tensor or a number) or value=, exactly one")
     dim = _along_dim("scatter", xp, x, dim, index)
     if _in_rows(x, index, src):
         rows = _scatter(xp, *_as_rows(xp, x, 0, index, src), value=value, reduce=reduce)

@@ -381,14 +381,14 @@ def _tensor_split(
     """
     given = [v for v in (indices_or_sections, sections, indices) if v is not None]
     if len(given) != 1:
-        raise TypeError(
+        raise ArgumentError(
             "tensor_split() takes one of indices_or_sections (by position), sections= or "
             f"indices=, got {len(given)}"
         )
     if sections is not None and not isinstance(sections, int):
-        raise TypeError(f"tensor_split(): sections= takes an int, got {sections!r}")
+        raise ArgumentError(f"tensor_split(): sections= takes an int, got {sections!r}")
     if indices is not None and not isinstance(indices, (list, tuple)):
-        raise TypeError(f"tensor_split(): indices= takes a list of ints, got {indices!r}")
+        raise ArgumentError(f"tensor_split(): indices= takes a list of ints, got {indices!r}")
     axis = checked_axis("tensor_split", dim, x.ndim)
     cuts = given[0]
     if hasattr(cuts, "shape"):
@@ -534,7 +534,7 @@ def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None)
     """PyTorch's ``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``; or ``axis=``."""
     given = [v for v in (dim or None, dims, axis) if v is not None]
     if len(given) > 1:
-        raise TypeError("flip() takes the axes once: by position, as dims= or as axis=")
+        raise ArgumentError("flip() takes the axes once: by position, as dims= or as axis=")
     if dim:
         return _flip(xp, x, axis=_axes(dim[0]) if len(dim) == 1 else dim)
     return _flip(xp, x, axis=_axes(given[0]) if given else None)
@@ -547,9 +547,9 @@ def _torch_roll(xp: Any, x: Any, shifts: Any = None, dims: Any = None, *, shift:
     gives it by position and PyTorch's ``dims`` by name.
     """
     if shifts is None and shift is None:
-        raise TypeError("roll() missing its shifts: roll(x, shifts, dims)")
+        raise ArgumentError("roll() missing its shifts: roll(x, shifts, dims)")
     if shifts is not None and shift is not None:
-        raise TypeError(
+        raise ArgumentError(
             "roll() got both shift= and shifts=, which name the same argument; pass only one"
         )
     shifts = shift if shifts is None else shifts
@@ -705,7 +705,7 @@ def _repeat_interleave(
         axis = 0
     else:
         if dim is not None and axis is not None:
-            raise TypeError("repeat_interleave() got both dim= and axis=; give one of them")
+            raise ArgumentError("repeat_interleave() got both dim= and axis=; give one of them")
         axis = axis if dim is None else dim
         result = xp.repeat(x, repeats, axis=axis)
     # PyTorch's output_size is a promise (it spares a device sync): one not kept is refused.
@@ -774,4 +774,4 @@ def plugrad_ops() -> list[OpDef]:
 def _integer(function: str, name: str, value: Any) -> None:
     """Raise a ``TypeError`` unless ``value`` is an integer (a NumPy one too), not a bool."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{function}(): {name} must be an int, got {value!r}")
+        raise ArgumentError(f"{function}(): {name} must be an int, got {value!r}")

@@ -169,7 +169,7 @@ def _searchsorted_rows(xp: Any, x1: Any, x2: Any, side: str, sorter: Any) -> Any
 def _torch_where(xp: Any, condition: Any, x1: Any = None, x2: Any = None) -> Any:
     """PyTorch's ``where(condition)``: the indices where it holds, one tensor per axis."""
     if x1 is not None or x2 is not None:
-        raise TypeError(
+        raise ArgumentError(
             "where() takes a condition and two values (where(condition, x1, x2)), or only "
             "the condition (PyTorch's where(condition), the same as nonzero(condition))"
         )

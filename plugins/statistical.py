@@ -269,7 +269,7 @@ def _kthvalue(xp: Any, x: Any, k: int, dim: int = -1, keepdim: bool = False) -> 
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         # A float k picked the element below it (1.5 gave the first smallest).
-        raise TypeError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
+        raise ArgumentError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
     length = x.shape[checked_axis("kthvalue", dim, x.ndim, zero_d_as_one=True)] if x.ndim else 1
     if not 1 <= k <= length:
         raise IndexOutOfRangeError(
@@ -332,12 +332,12 @@ def _extremum_method(name: str) -> Any:
     ) -> Any:  # fmt: skip
         if other is not None:  # PyTorch's x.max(other=y)
             if dim is not None or keepdim is not False or axis is not None:
-                raise TypeError(f"{name}(x, other=) takes no dim, keepdim or axis")
+                raise ArgumentError(f"{name}(x, other=) takes no dim, keepdim or axis")
             dim = other
         if hasattr(dim, "shape") and not isinstance(dim, numbers.Integral):
             # PyTorch's x.max(other): element-wise (a NumPy integer has a shape too: a dim)
             if keepdim is not False or axis is not None:  # (max(a, b, c) ignored c)
-                raise TypeError(
+                raise ArgumentError(
                     f"{name}(x, other) takes no more arguments, got a "
                     f"{type(keepdim if axis is None else axis).__name__} after other"
                 )

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidArgumentError
+
 __all__ = ["DemoResult", "add_parser", "load_data", "main", "train"]
 
 _CLASSES = 10
@@ -77,7 +79,9 @@ def load_data(source: str, backend: str | None, seed: int, test_fraction: float 
     import plugrad
 
     if source not in ("auto", "digits", "generated"):
-        raise ValueError(f"data source must be 'auto', 'digits' or 'generated', got {source!r}")
+        raise InvalidArgumentError(
+            f"data source must be 'auto', 'digits' or 'generated', got {source!r}"
+        )
     plugrad.manual_seed(seed)
     datasets = _optional("sklearn.datasets") if source != "generated" else None
     if datasets is not None:
@@ -135,7 +139,7 @@ def build_model(kind: str, backend: str | None) -> Any:
             nn.Linear(16 * (_SIDE // 2) ** 2, _CLASSES, backend=backend),
         ]
     else:
-        raise ValueError(f"model must be 'mlp' or 'conv', got {kind!r}")
+        raise InvalidArgumentError(f"model must be 'mlp' or 'conv', got {kind!r}")
     return nn.Sequential(*layers)
 
 
@@ -209,9 +213,11 @@ def train(
     from plugrad import nn, optim
 
     if epochs < 1 or batch_size < 1:
-        raise ValueError(f"epochs and batch_size must be at least 1, got {epochs}, {batch_size}")
+        raise InvalidArgumentError(
+            f"epochs and batch_size must be at least 1, got {epochs}, {batch_size}"
+        )
     if compile and distributed:
-        raise ValueError(
+        raise InvalidArgumentError(
             "compile=True and distributed=True cannot be combined: a compiled step does not "
             "replay the gradient all-reduce; train distributed without compile"
         )

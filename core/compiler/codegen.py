@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import checking as _checking
 from .. import floating_point_warnings as _floating_point_warnings
-from ..errors import CompileError
+from ..errors import CompileError, InvalidArgumentError
 from ..grad_mode import _state as _grad_state
 from ..tensor import Tensor, _wrap
 from .plan import Name, Plan, Ref, Step, saved_across_yield, yield_index
@@ -154,7 +154,7 @@ def render(step: Step, literal: _Literal) -> str:
         return f"{prefix}{literal(args[0])}.{target}"
     if kind == "text":
         return prefix + target.format(*(literal(a) for a in args))
-    raise ValueError(f"unknown step kind {kind!r}")
+    raise InvalidArgumentError(f"unknown step kind {kind!r}")
 
 
 def _with_releases(

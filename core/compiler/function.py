@@ -21,7 +21,14 @@ from .. import inplace as _inplace
 from .. import lazy as _lazy
 from .. import registry as _registry
 from .. import saved_tensor_hooks as _saved_tensor_hooks
-from ..errors import CompileError, CompileWarning, GraphBreakError, checked_bool
+from ..errors import (
+    ArgumentError,
+    CompileError,
+    CompileWarning,
+    GraphBreakError,
+    InvalidArgumentError,
+    checked_bool,
+)
 from ..function import Function
 from ..grad_mode import _state
 from ..nn import module as _module
@@ -130,7 +137,7 @@ class CompiledFunction:
         device_graph: bool = False,
     ) -> None:
         if not callable(fn):
-            raise TypeError(
+            raise ArgumentError(
                 f"plugrad.compile() needs a callable (a function or a module), got "
                 f"{type(fn).__name__}"
             )
@@ -1152,7 +1159,7 @@ def _where(where: Any) -> str:
 
 def _checked_cache_size(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"cache_size must be an int >= 1, got {value!r}")
+        raise InvalidArgumentError(f"cache_size must be an int >= 1, got {value!r}")
     return value
 
 

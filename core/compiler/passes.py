@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import plugin_tables as _plugin_tables
 from .. import registry as _registry
-from ..errors import CompileWarning
+from ..errors import ArgumentError, CompileWarning
 from .plan import Plan, Ref, Step, refs_in, saved_across_yield, yield_index
 from .tracer import user_stacklevel
 
@@ -339,7 +339,7 @@ def _namespace(array: Any) -> Any:
     ``__array_namespace__``)."""
     device = _plugin_tables.device_of_array(array)
     if device is None:
-        raise TypeError(f"not an array of a registered backend: {type(array).__name__}")
+        raise ArgumentError(f"not an array of a registered backend: {type(array).__name__}")
     return device.xp
 
 

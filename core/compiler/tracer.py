@@ -48,7 +48,7 @@ from .. import registry as _registry
 from .. import versions as _versions
 from ..backend_activation import bind_kernel
 from ..backend_activation import default_device as _default_device
-from ..errors import GraphBreakError, GraphFreedError, IndexOutOfRangeError
+from ..errors import ArgumentError, GraphBreakError, GraphFreedError, IndexOutOfRangeError
 from ..graph import Node
 from ..nn import functional as _functional
 from ..nn.lazy import is_uninitialized
@@ -381,7 +381,7 @@ class TracedScalar:
     def _refuse(self, *args: Any) -> Any:
         if args and type(args[0]) is TracedArray:
             return NotImplemented  # the array's reflected operator records the operation
-        raise TypeError(
+        raise ArgumentError(
             "a number that a compiled step recomputes at every replay (from _prepare_group) "
             "may only be an operand of an array operation; compute any arithmetic on it in "
             "_prepare_group"

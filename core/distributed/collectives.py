@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import DistributedError, DtypeError, ShapeError
+from ..errors import ArgumentError, DistributedError, DtypeError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Tensor, _wrap
 from .call_agreement import agree
@@ -38,7 +38,7 @@ __all__ = [
 
 def _tensor(value: Any, what: str) -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(f"{what} must be a plugrad Tensor, got {type(value).__name__}")
+        raise ArgumentError(f"{what} must be a plugrad Tensor, got {type(value).__name__}")
     return value
 
 
@@ -58,7 +58,7 @@ def _store(tensor: Tensor, array: Any) -> None:
 def _check_op(op: Any, tensor: Tensor) -> None:
     """Refuse a reduction ``tensor``'s dtype has no meaning for (or MPI no operation)."""
     if not isinstance(op, ReduceOp):
-        raise TypeError(f"op must be a plugrad.distributed.ReduceOp, got {op!r}")
+        raise ArgumentError(f"op must be a plugrad.distributed.ReduceOp, got {op!r}")
     kind = tensor.dtype.kind
     if op is ReduceOp.AVG and kind not in ("real floating", "complex floating"):
         raise DtypeError(
@@ -96,7 +96,7 @@ def _finish(work: Work, async_op: bool) -> Work | None:
 
 def _check_rank(value: Any, size: int, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < size:
-        raise ValueError(f"{what} must be a rank in [0, {size - 1}], got {value!r}")
+        raise InvalidArgumentError(f"{what} must be a rank in [0, {size - 1}], got {value!r}")
     return value
 
 
@@ -175,7 +175,9 @@ def _rows(work: Work, targets: Sequence[Tensor]) -> None:
 
 def _check_list(tensors: Any, like: Tensor, size: int, what: str) -> list[Tensor]:
     if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
-        raise ValueError(f"{what} must be a list of {size} tensors (one per rank), got {tensors!r}")
+        raise InvalidArgumentError(
+            f"{what} must be a list of {size} tensors (one per rank), got {tensors!r}"
+        )
     for i, t in enumerate(tensors):
         _tensor(t, f"{what}[{i}]")
         if tuple(t.shape) != tuple(like.shape) or t.dtype != like.dtype:
@@ -199,7 +201,7 @@ def _list_at_root(
     if communicator.rank == root:
         return _check_list(tensors, like, communicator.size, what)
     if tensors is not None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"only rank {root_name}={root} passes a {what}; rank {communicator.rank} did"
         )
     return None
@@ -339,7 +341,7 @@ def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     """Start sending ``tensor`` to rank ``dst``; returns its :class:`Work`."""
     tensor, communicator, _ = _rooted(tensor, group, dst, "dst")
     if dst == communicator.rank:
-        raise ValueError(f"rank {dst} cannot send to itself")
+        raise InvalidArgumentError(f"rank {dst} cannot send to itself")
     return communicator.send(tensor._array, dst, tag)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import dtypes as _dtypes
 from ..creation import DeviceLike, asarray, empty
+from ..errors import ArgumentError, InvalidArgumentError
 from ..tensor import Tensor
 from .collectives import all_gather, broadcast, gather
 from .process_group import get_rank, get_world_size
@@ -29,9 +30,9 @@ def _from_bytes(data: Tensor, size: int) -> Any:
 
 def _check_list(value: Any, what: str, length: int | None = None) -> list[Any]:
     if not isinstance(value, list):
-        raise TypeError(f"{what} must be a list, got {type(value).__name__}")
+        raise ArgumentError(f"{what} must be a list, got {type(value).__name__}")
     if length is not None and len(value) != length:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{what} must have one place per rank ({length}), got {len(value)}; "
             f"pass [None] * dist.get_world_size()"
         )
@@ -114,7 +115,9 @@ def gather_object(
     if root:
         _check_list(object_gather_list, "object_gather_list", world)
     elif object_gather_list is not None:
-        raise ValueError(f"only rank {dst} (dst) passes object_gather_list; pass None here")
+        raise InvalidArgumentError(
+            f"only rank {dst} (dst) passes object_gather_list; pass None here"
+        )
     padded, lengths, longest = _padded_bytes(obj, group, None)
     rows = [empty(longest, dtype=_dtypes.uint8) for _ in range(world)] if root else None
     gather(padded, rows, dst, group)

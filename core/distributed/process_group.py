@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
 
-from ..errors import DistributedError
+from ..errors import DistributedError, InvalidArgumentError
 from .call_agreement import agree
 from .communicator import Communicator, CommunicatorBackend
 
@@ -81,7 +81,7 @@ def _seconds(timeout: float | datetime.timedelta | None) -> float | None:
     if isinstance(timeout, datetime.timedelta):
         timeout = timeout.total_seconds()
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"timeout must be a positive number of seconds or a timedelta, got {timeout!r}"
         )
     return float(timeout)
@@ -142,14 +142,14 @@ def init_process_group(
         )
     name = "mpi" if backend is None else str(backend).lower()
     if init_method is not None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"init_method={init_method!r}: the launcher (mpiexec, srun) connects the processes "
             "and gives each its rank, so there is no init_method to use; leave it out"
         )
     seconds = _seconds(timeout)
     known = communicator_backends()
     if name not in known:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"no communication library named {name!r}; registered: {', '.join(sorted(known))}"
         )
     description = known[name][0]
@@ -164,7 +164,7 @@ def init_process_group(
     ):
         if given not in (-1, None) and given != actual:
             communicator.close()
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{what}={given} was given, but the launcher started this process as {what} "
                 f"{actual}; leave {what} out or launch with matching settings"
             )
@@ -256,4 +256,6 @@ def destroy_process_group(group: Any = None) -> None:
 
 def _check_group(group: Any) -> None:
     if group is not None:
-        raise ValueError("only the default group (every process) is supported; pass group=None")
+        raise InvalidArgumentError(
+            "only the default group (every process) is supported; pass group=None"
+        )

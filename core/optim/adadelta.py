@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
@@ -94,7 +95,7 @@ class Adadelta(Optimizer):
         check_options(group, ["lr", "eps", "weight_decay"], ["maximize"])
         check_number("rho", group["rho"])
         if group["rho"] > 1:
-            raise ValueError(f"rho must be at most 1, got {group['rho']!r}")
+            raise InvalidArgumentError(f"rho must be at most 1, got {group['rho']!r}")
         check_compatibility_flags("Adadelta", group)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..dtype_functions import finfo
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
@@ -100,10 +101,14 @@ class Adafactor(Optimizer):
         check_number("d", group["d"], at_least=1.0)
         decay = group["beta2_decay"]
         if isinstance(decay, bool) or not isinstance(decay, int | float) or decay > 0:
-            raise ValueError(f"Adafactor: beta2_decay must be a number <= 0, got {decay!r}")
+            raise InvalidArgumentError(
+                f"Adafactor: beta2_decay must be a number <= 0, got {decay!r}"
+            )
         eps = group["eps"]
         if not isinstance(eps, tuple | list) or len(eps) != 2:
-            raise ValueError(f"Adafactor: eps must be a pair (eps1 or None, eps2), got {eps!r}")
+            raise InvalidArgumentError(
+                f"Adafactor: eps must be a pair (eps1 or None, eps2), got {eps!r}"
+            )
         if eps[0] is not None:
             check_number("eps[0]", eps[0])
         check_number("eps[1]", eps[1])

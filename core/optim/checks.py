@@ -12,7 +12,7 @@ import numbers
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from ..errors import InvalidArgumentError, checked_bool
+from ..errors import ArgumentError, InvalidArgumentError, checked_bool
 from ..tensor import Tensor
 
 __all__ = [
@@ -59,21 +59,23 @@ def check_state(
     known = needed | set(optional)
     unknown = set(state) - known
     if unknown:
-        raise ValueError(f"{optimizer} keeps {sorted(known)} per parameter, not {sorted(unknown)}")
+        raise InvalidArgumentError(
+            f"{optimizer} keeps {sorted(known)} per parameter, not {sorted(unknown)}"
+        )
     if not state:
         return
     missing = needed - set(state)
     if missing:
-        raise ValueError(f"the {optimizer} state of a parameter lacks {sorted(missing)}")
+        raise InvalidArgumentError(f"the {optimizer} state of a parameter lacks {sorted(missing)}")
     step = state.get("step", 0)
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise TypeError(f"{optimizer} state 'step' must be an int >= 0, got {step!r}")
+        raise ArgumentError(f"{optimizer} state 'step' must be an int >= 0, got {step!r}")
     for key in buffers:
         _check_buffer(param, key, state[key], shaped.get(key))
     for key in numbers:
         value = state[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeError(f"{optimizer} state {key!r} must be a number, got {value!r}")
+            raise ArgumentError(f"{optimizer} state {key!r} must be a number, got {value!r}")
     for key in optional:
         if state.get(key) is not None:
             _check_buffer(param, key, state[key])
@@ -89,17 +91,17 @@ def check_number(
     elif isinstance(value, numbers.Real) and type(value).__module__ == "numpy":
         value = value.item()  # type: ignore[attr-defined]
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+        raise ArgumentError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     if math.isnan(value) or value < at_least or (below is not None and value >= below):
         bounds = f"at least {at_least}" + (f" and below {below}" if below is not None else "")
-        raise ValueError(f"{name} must be {bounds}, got {value!r}")
+        raise InvalidArgumentError(f"{name} must be {bounds}, got {value!r}")
 
 
 def check_int(name: str, value: Any, *, at_least: int) -> None:
     """Raise ``ValueError`` unless ``value`` is an int (a NumPy one too, not a bool) with
     ``value >= at_least``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < at_least:
-        raise ValueError(f"{name} must be an int >= {at_least}, got {value!r}")
+        raise InvalidArgumentError(f"{name} must be an int >= {at_least}, got {value!r}")
 
 
 def integral(name: str, value: Any, *, at_least: int) -> int:
@@ -121,7 +123,7 @@ def check_flag(name: str, value: Any) -> None:
 def check_betas(optimizer: str, betas: Any) -> None:
     """Raise unless ``betas`` is a pair of numbers, each in ``[0, 1)``."""
     if not isinstance(betas, tuple | list) or len(betas) != 2:
-        raise TypeError(f"{optimizer} betas must be a pair (beta1, beta2), got {betas!r}")
+        raise ArgumentError(f"{optimizer} betas must be a pair (beta1, beta2), got {betas!r}")
     check_number("betas[0]", betas[0], below=1.0)
     check_number("betas[1]", betas[1], below=1.0)
 
@@ -137,7 +139,7 @@ def check_compatibility_flags(optimizer: str, group: Mapping[str, Any]) -> None:
     for key in ("foreach", "fused"):
         value = group.get(key)
         if value is not None and not isinstance(value, bool):
-            raise TypeError(f"{key} must be None, True or False, got {value!r}")
+            raise ArgumentError(f"{key} must be None, True or False, got {value!r}")
     if group.get("foreach") and group.get("fused"):
         raise InvalidArgumentError(
             f"{optimizer} got foreach=True and fused=True: they choose between two ways of "
@@ -159,17 +161,17 @@ def _check_buffer(
 ) -> None:
     """Raise unless ``value`` is a tensor shaped like ``param`` (or of ``shape``, if given)."""
     if not isinstance(value, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"state {key!r} of a parameter of shape {param.shape} must be a Tensor, got "
             f"{type(value).__name__}"
         )
     if shape is not None and tuple(value.shape) != shape:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"state {key!r} has shape {value.shape} but must have shape {shape} for its "
             f"parameter of shape {param.shape}; the state dict belongs to other parameters"
         )
     if shape is None and value.shape != param.shape:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"state {key!r} has shape {value.shape} but its parameter has shape {param.shape}; "
             "the state dict belongs to other parameters"
         )

@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
+from ..errors import ArgumentError, InvalidArgumentError
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .checks import check_int, check_number
@@ -113,10 +114,10 @@ class LBFGS(Optimizer):
         >>> opt.add_param_group({"params": [plugrad.zeros(1, requires_grad=True)]})
         Traceback (most recent call last):
             ...
-        ValueError: LBFGS optimizes a single parameter group; ...
+        plugrad.errors.InvalidArgumentError: LBFGS optimizes a single parameter group; ...
         """
         if self.param_groups:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "LBFGS optimizes a single parameter group; build a new LBFGS over all the "
                 "tensors instead of adding a group"
             )
@@ -130,7 +131,7 @@ class LBFGS(Optimizer):
         check_number("tolerance_change", group["tolerance_change"])
         check_int("history_size", group["history_size"], at_least=1)
         if group["line_search_fn"] not in (None, "strong_wolfe"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"line_search_fn must be None or 'strong_wolfe', got {group['line_search_fn']!r}"
             )
 
@@ -138,7 +139,9 @@ class LBFGS(Optimizer):
         known = {*_NUMBERS, *_VECTORS, *_HISTORIES, "ro", "al"}
         unknown = set(state) - known
         if unknown:
-            raise ValueError(f"LBFGS keeps {sorted(known)} per parameter, not {sorted(unknown)}")
+            raise InvalidArgumentError(
+                f"LBFGS keeps {sorted(known)} per parameter, not {sorted(unknown)}"
+            )
         size = sum(p.size for p in group["params"])
         for key in _VECTORS:
             if state.get(key) is not None:
@@ -146,7 +149,7 @@ class LBFGS(Optimizer):
         for key in _HISTORIES:
             if key in state:
                 if not isinstance(state[key], list | tuple):
-                    raise TypeError(f"LBFGS state {key!r} must be a list of tensors")
+                    raise ArgumentError(f"LBFGS state {key!r} must be a list of tensors")
                 for vector in state[key]:
                     _check_vector(key, vector, size)
 
@@ -255,7 +258,7 @@ class LBFGS(Optimizer):
         See :class:`LBFGS`.
         """
         if closure is None or not callable(closure):
-            raise TypeError(
+            raise ArgumentError(
                 "LBFGS.step() needs a closure that clears the gradients, computes the loss, "
                 "calls backward() and returns the loss: opt.step(closure)"
             )
@@ -393,9 +396,9 @@ class LBFGS(Optimizer):
 
 def _check_vector(key: str, value: Any, size: int) -> None:
     if not isinstance(value, Tensor):
-        raise TypeError(f"LBFGS state {key!r} must hold Tensors, got {type(value).__name__}")
+        raise ArgumentError(f"LBFGS state {key!r} must hold Tensors, got {type(value).__name__}")
     if value.shape != (size,):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"LBFGS state {key!r} has shape {value.shape}, but the parameters have {size} "
             "elements in all; the state dict belongs to other parameters"
         )

@@ -65,6 +65,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..errors import ArgumentError, InvalidArgumentError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .checks import check_int, check_number, integral
@@ -207,7 +208,7 @@ class LRScheduler:
         groups = self.optimizer.param_groups
         values = list(values)
         if len(values) != len(groups):  # (zip() stopped at the shorter: a group unscheduled)
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{type(self).__name__} computed {len(values)} learning rates for the "
                 f"optimizer's {len(groups)} parameter groups: was a group added after the "
                 "scheduler was made? Make the scheduler after adding every group"
@@ -235,7 +236,7 @@ class LRScheduler:
             self._set_lrs(self._lr_values())
             return
         if isinstance(epoch, bool) or not isinstance(epoch, (int, float)) or not epoch >= 0:
-            raise ValueError(f"epoch must be a number >= 0, got {epoch!r}")
+            raise InvalidArgumentError(f"epoch must be a number >= 0, got {epoch!r}")
         warnings.warn(
             "scheduler.step(epoch) is deprecated (as in PyTorch); call step() once per epoch",
             UserWarning,
@@ -335,7 +336,7 @@ class LRScheduler:
         for key in ("base_lrs", "_last_lr"):
             value = state_dict[key]
             if not isinstance(value, Sequence) or len(value) != groups:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"{key} of the state dict must list one learning rate per parameter group "
                     f"({groups}), got {value!r}"
                 )
@@ -351,7 +352,7 @@ class LRScheduler:
             expected = set(self.state_dict())
         if not isinstance(state_dict, Mapping) or not expected <= set(state_dict):
             found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{type(self).__name__}.load_state_dict() needs the keys {sorted(expected)}, "
                 f"got {found}; was the dict saved from another kind of scheduler?"
             )
@@ -586,14 +587,14 @@ class _FunctionScheduler(LRScheduler):
             or len(saved) != len(self.lr_lambdas)
             or not all(entry is None or isinstance(entry, Mapping) for entry in saved)
         ):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "lr_lambdas of the state dict must hold, per parameter group "
                 f"({len(self.lr_lambdas)}), None or a dict of a callable object's attributes; "
                 f"got {saved!r}"
             )
         for function, entry in zip(self.lr_lambdas, saved):
             if entry is not None and not _keeps_attributes(function):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"the state dict holds attributes for lr_lambda {function!r}, which keeps "
                     "none; build the scheduler with the callable object it was saved from"
                 )
@@ -676,9 +677,9 @@ class LinearLR(LRScheduler):
         check_number("start_factor", start_factor)
         check_number("end_factor", end_factor)
         if not 0 < start_factor <= 1:
-            raise ValueError(f"start_factor must be in (0, 1], got {start_factor!r}")
+            raise InvalidArgumentError(f"start_factor must be in (0, 1], got {start_factor!r}")
         if not 0 <= end_factor <= 1:
-            raise ValueError(f"end_factor must be in [0, 1], got {end_factor!r}")
+            raise InvalidArgumentError(f"end_factor must be in [0, 1], got {end_factor!r}")
         total_iters = integral("total_iters", total_iters, at_least=1)
         self.start_factor = start_factor
         self.end_factor = end_factor
@@ -752,19 +753,25 @@ class OneCycleLR(LRScheduler):
         last_epoch: int = -1,
     ) -> None:
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"OneCycleLR schedules a plugrad.optim.Optimizer, got {optimizer!r}")
+            raise ArgumentError(
+                f"OneCycleLR schedules a plugrad.optim.Optimizer, got {optimizer!r}"
+            )
         if total_steps is None:
             if epochs is None or steps_per_epoch is None:
-                raise ValueError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
+                raise InvalidArgumentError(
+                    "OneCycleLR needs total_steps, or epochs and steps_per_epoch"
+                )
             check_int("epochs", epochs, at_least=1)
             check_int("steps_per_epoch", steps_per_epoch, at_least=1)
             total_steps = epochs * steps_per_epoch
         check_int("total_steps", total_steps, at_least=1)
         check_number("pct_start", pct_start)
         if pct_start > 1:
-            raise ValueError(f"pct_start must be between 0 and 1, got {pct_start!r}")
+            raise InvalidArgumentError(f"pct_start must be between 0 and 1, got {pct_start!r}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+            raise InvalidArgumentError(
+                f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}"
+            )
         groups = optimizer.param_groups
         max_lrs = _per_group("max_lr", optimizer, max_lr, Sequence)
         self.total_steps = total_steps
@@ -773,7 +780,7 @@ class OneCycleLR(LRScheduler):
         self._uses_betas = "betas" in optimizer.defaults
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and not self._uses_betas:
-                raise ValueError(
+                raise InvalidArgumentError(
                     "cycle_momentum=True needs an optimizer with momentum or betas; pass "
                     "cycle_momentum=False"
                 )
@@ -812,7 +819,7 @@ class OneCycleLR(LRScheduler):
                     for phase in state.pop("_schedule_phases")
                 ]
             except (TypeError, KeyError) as error:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"the state dict's '_schedule_phases' must be PyTorch's dicts with the "
                     f"keys {list(_PYTORCH_PHASE_KEYS)}: {error!r}"
                 ) from None
@@ -831,7 +838,7 @@ class OneCycleLR(LRScheduler):
     def _compute_lr(self) -> list[float]:
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"OneCycleLR was stepped {step} times, past its total_steps={self.total_steps}; "
                 "give total_steps (or epochs and steps_per_epoch) for the whole run"
             )
@@ -878,7 +885,7 @@ class ConstantLR(LRScheduler):
     ) -> None:
         check_number("factor", factor)
         if not 0 < factor <= 1:
-            raise ValueError(f"factor must be in (0, 1], got {factor!r}")
+            raise InvalidArgumentError(f"factor must be in (0, 1], got {factor!r}")
         total_iters = integral("total_iters", total_iters, at_least=0)
         self.factor = factor
         self.total_iters = total_iters
@@ -1157,19 +1164,21 @@ class CyclicLR(LRScheduler):
         if step_size_down is not None:
             step_size_down = integral("step_size_down", step_size_down, at_least=0)
         if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"mode must be 'triangular', 'triangular2' or 'exp_range' (or give scale_fn), "
                 f"got {mode!r}"
             )
         if scale_fn is not None and not callable(scale_fn):
-            raise TypeError(f"scale_fn must be a function, got {type(scale_fn).__name__}")
+            raise ArgumentError(f"scale_fn must be a function, got {type(scale_fn).__name__}")
         if scale_mode not in ("cycle", "iterations"):
-            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+            raise InvalidArgumentError(
+                f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}"
+            )
         check_number("gamma", gamma)
         uses_betas = "betas" in optimizer.defaults
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and not uses_betas:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"cycle_momentum=True needs an optimizer with momentum or betas, and "
                     f"{type(optimizer).__name__} has neither; pass cycle_momentum=False"
                 )
@@ -1217,7 +1226,7 @@ class CyclicLR(LRScheduler):
         if saved is not None and not (
             isinstance(saved, Mapping) and _keeps_attributes(self._scale_fn_custom)
         ):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the state dict holds attributes {saved!r} for scale_fn, but this scheduler's "
                 f"scale_fn ({self._scale_fn_custom!r}) is not a callable object that keeps "
                 "attributes; build it with the object it was saved from"
@@ -1304,7 +1313,7 @@ class _Composite(LRScheduler):
         name = type(self).__name__
         saved = state_dict["_schedulers"]
         if not isinstance(saved, list | tuple) or len(saved) != len(self._schedulers):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the state dict's '_schedulers' must list the states of {name}'s "
                 f"{len(self._schedulers)} schedulers"
             )
@@ -1368,7 +1377,7 @@ class SequentialLR(_Composite):
     ) -> None:
         _check_schedulers("SequentialLR", schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"SequentialLR needs one milestone fewer than schedulers, got "
                 f"{len(schedulers)} schedulers and {len(milestones)} milestones"
             )
@@ -1443,7 +1452,7 @@ class ChainedScheduler(_Composite):
         self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
     ) -> None:
         if len(schedulers) < 1:
-            raise ValueError("ChainedScheduler needs at least one scheduler")
+            raise InvalidArgumentError("ChainedScheduler needs at least one scheduler")
         if optimizer is None:
             optimizer = getattr(schedulers[0], "optimizer", None)
         _check_schedulers("ChainedScheduler", schedulers, optimizer)
@@ -1484,7 +1493,9 @@ def _per_group(
     one_each = isinstance(value, lists)
     values = list(value) if one_each else [value] * groups
     if len(values) != groups:
-        raise ValueError(f"{name} lists {len(values)} values for {groups} parameter groups")
+        raise InvalidArgumentError(
+            f"{name} lists {len(values)} values for {groups} parameter groups"
+        )
     for v in values:
         check_number(name, v)
     return values
@@ -1503,7 +1514,7 @@ def _functions_per_group(scheduler: str, optimizer: Any, value: Any) -> list[Cal
     groups = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 0
     if isinstance(value, list | tuple):
         if len(value) != groups:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{scheduler} got {len(value)} functions for {groups} parameter groups; give one "
                 "per group, or a single function for all"
             )
@@ -1512,7 +1523,7 @@ def _functions_per_group(scheduler: str, optimizer: Any, value: Any) -> list[Cal
         functions = [value] * groups
     for function in functions:
         if not callable(function):
-            raise TypeError(
+            raise ArgumentError(
                 f"lr_lambda must be a function of the epoch, got {type(function).__name__}"
             )
     return functions
@@ -1521,7 +1532,7 @@ def _functions_per_group(scheduler: str, optimizer: Any, value: Any) -> list[Cal
 def _check_optimizer(name: str, optimizer: Any) -> None:
     """Raise ``TypeError`` unless ``optimizer`` is a plugrad optimizer (``name`` schedules it)."""
     if not isinstance(optimizer, Optimizer):
-        raise TypeError(
+        raise ArgumentError(
             f"{name} schedules a plugrad.optim.Optimizer, got a {type(optimizer).__name__}"
         )
 
@@ -1529,19 +1540,19 @@ def _check_optimizer(name: str, optimizer: Any) -> None:
 def _check_schedulers(name: str, schedulers: Sequence[Any], optimizer: Any) -> None:
     _check_optimizer(name, optimizer)
     if len(schedulers) < 1:
-        raise ValueError(f"{name} needs at least one scheduler")
+        raise InvalidArgumentError(f"{name} needs at least one scheduler")
     for index, scheduler in enumerate(schedulers):
         if isinstance(scheduler, ReduceLROnPlateau):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{name} cannot run ReduceLROnPlateau (scheduler {index}): its step() takes the "
                 "metric; step it on its own"
             )
         if not isinstance(scheduler, LRScheduler):
-            raise TypeError(
+            raise ArgumentError(
                 f"{name} runs LRSchedulers, but scheduler {index} is a {type(scheduler).__name__}"
             )
         if scheduler.optimizer is not optimizer:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{name} needs schedulers of one optimizer, but scheduler {index} "
                 f"({type(scheduler).__name__}) schedules another"
             )
@@ -1615,9 +1626,11 @@ class ReduceLROnPlateau(LRScheduler):
     ) -> None:
         _check_optimizer("ReduceLROnPlateau", optimizer)
         if mode not in ("min", "max"):
-            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+            raise InvalidArgumentError(f"mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+            raise InvalidArgumentError(
+                f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}"
+            )
         check_number("factor", factor, below=1.0)
         patience = integral("patience", patience, at_least=0)
         check_number("threshold", threshold)
@@ -1626,7 +1639,7 @@ class ReduceLROnPlateau(LRScheduler):
         groups = len(optimizer.param_groups)
         if isinstance(min_lr, Sequence):
             if len(min_lr) != groups:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"min_lr lists {len(min_lr)} values but the optimizer has {groups} "
                     "parameter groups"
                 )
@@ -1694,7 +1707,7 @@ class ReduceLROnPlateau(LRScheduler):
             groups = len(self.optimizer.param_groups)
             if len(self.min_lrs) != groups:
                 if self.default_min_lr is None:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"the optimizer has {groups} parameter groups, but min_lr listed "
                         f"{len(self.min_lrs)} values when ReduceLROnPlateau was made (a group "
                         "was added since); set scheduler.min_lrs to one value per group"
@@ -1725,7 +1738,7 @@ class ReduceLROnPlateau(LRScheduler):
             # PyTorch's keeps the worst value of its mode too, which plugrad derives
             state_dict = {key: value for key, value in state_dict.items() if key != "mode_worse"}
         if not isinstance(state_dict, Mapping) or set(state_dict) != expected:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"ReduceLROnPlateau.load_state_dict() needs the keys {sorted(expected)}; was "
                 "the dict saved from another kind of scheduler?"
             )

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from .. import inplace as _inplace
 from .. import lazy as _lazy
 from ..creation import asarray
-from ..errors import DtypeError, ShapeError
+from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from ..grad_mode import enable_grad
 from ..nn.module import zero_grads
 from ..tensor import Tensor, _wrap
@@ -120,14 +120,14 @@ class Optimizer:
         # Counts step() calls; learning-rate schedulers check it to catch a wrong call order.
         self._step_count = 0
         if isinstance(params, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"{type(self).__name__} takes an iterable of tensors (or of parameter-group "
                 "dicts) as params, not a single Tensor; pass [tensor]"
             )
         _refuse_unordered(params, type(self).__name__)
         groups: list[Any] = list(params)
         if not groups:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{type(self).__name__} got an empty parameter list; pass the tensors to optimize"
             )
         if not isinstance(groups[0], dict):
@@ -160,12 +160,12 @@ class Optimizer:
         """
         name = type(self).__name__
         if not isinstance(param_group, dict):
-            raise TypeError(
+            raise ArgumentError(
                 f"a parameter group is a dict with a 'params' entry, got a "
                 f"{type(param_group).__name__}"
             )
         if "params" not in param_group:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the parameter group has no 'params' entry (it has {sorted(param_group)}); "
                 "give the tensors to optimize as {'params': [...], ...}"
             )
@@ -177,12 +177,12 @@ class Optimizer:
             _refuse_unordered(params, name)
             params = list(params)
         if not params:
-            raise ValueError(f"{name} got a parameter group with no parameters")
+            raise InvalidArgumentError(f"{name} got a parameter group with no parameters")
         named = [_is_named(p) for p in params]
         if any(named):
             # PyTorch's model.named_parameters(): the names are kept in the group.
             if not all(named):
-                raise TypeError(
+                raise ArgumentError(
                     f"{name} got a parameter group mixing (name, tensor) pairs and tensors; "
                     "give all of them named (model.named_parameters()) or none"
                 )
@@ -192,14 +192,14 @@ class Optimizer:
         for index, param in enumerate(params):
             _check_param(param, index, name)
             if id(param) in seen:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"parameter {index} of the group (shape {param.shape}) appears in it more than "
                     "once; pass each tensor once"
                 )
             seen.add(id(param))
         for number, group in enumerate(self.param_groups):
             if any(id(p) in seen for p in group["params"]):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"some parameters of the new group are already in parameter group {number}; "
                     "each tensor can be in one group only"
                 )
@@ -624,18 +624,18 @@ class Optimizer:
         name = type(self).__name__
         if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
             found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{name}.load_state_dict() takes the dict {name}.state_dict() returns, with keys "
                 f"'state' and 'param_groups'; got {found}"
             )
         saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
         if not isinstance(saved_groups, list | tuple) or not isinstance(saved_state, Mapping):
-            raise TypeError(
+            raise ArgumentError(
                 "the state dict's 'param_groups' must be a list and its 'state' a dict, got "
                 f"{type(saved_groups).__name__} and {type(saved_state).__name__}"
             )
         if len(saved_groups) != len(self.param_groups):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the state dict has {len(saved_groups)} parameter groups but this {name} has "
                 f"{len(self.param_groups)}; build the optimizer with the same groups"
             )
@@ -643,17 +643,19 @@ class Optimizer:
         groups = []
         for number, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
             if not isinstance(saved, Mapping) or "params" not in saved:
-                raise ValueError(f"parameter group {number} of the state dict has no 'params'")
+                raise InvalidArgumentError(
+                    f"parameter group {number} of the state dict has no 'params'"
+                )
             indices = list(saved["params"])
             if len(indices) != len(group["params"]):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"parameter group {number} of the state dict has {len(indices)} parameters "
                     f"but this {name}'s group {number} has {len(group['params'])}; build the "
                     "optimizer over the same parameters"
                 )
             for index, param in zip(indices, group["params"]):
                 if isinstance(index, bool) or not isinstance(index, int) or index in param_of:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"parameter group {number} of the state dict lists parameter {index!r}, "
                         "which is not a fresh integer index"
                     )
@@ -666,13 +668,13 @@ class Optimizer:
         state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for index, entry in saved_state.items():
             if index not in param_of:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"the state dict has state for parameter {index!r}, which no parameter group "
                     "lists"
                 )
             param = param_of[index]
             if not isinstance(entry, Mapping):
-                raise TypeError(
+                raise ArgumentError(
                     f"the state of parameter {index} must be a dict, got {type(entry).__name__}"
                 )
             entry = _numbers_as_numbers(_arrays_as_tensors(entry))
@@ -698,12 +700,12 @@ class Optimizer:
 
 def _refuse_unordered(params: Any, name: str) -> None:
     if isinstance(params, set | frozenset):
-        raise TypeError(
+        raise ArgumentError(
             f"{name} needs the parameters in a fixed order (state dicts refer to them by "
             "position), but got a set; pass a list"
         )
     if isinstance(params, dict) and "params" in params:
-        raise TypeError(
+        raise ArgumentError(
             f"{name} takes an iterable of parameter groups; wrap the single group in a list: "
             "[{'params': ...}]"
         )
@@ -716,11 +718,11 @@ def _is_named(item: Any) -> bool:
 
 def _check_param(param: Any, index: int, name: str) -> None:
     if not isinstance(param, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"{name} can only optimize Tensors, but parameter {index} is a {type(param).__name__}"
         )
     if param._edge is not None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{name} can only optimize leaf tensors, but parameter {index} (shape {param.shape}) "
             f"was computed by {param.grad_fn!r}; optimize the tensors it was computed from, "
             "or make a leaf with x.detach().requires_grad_()"

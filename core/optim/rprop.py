@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import ArgumentError, InvalidArgumentError
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
@@ -89,18 +90,18 @@ class Rprop(Optimizer):
         for key in ("etas", "step_sizes"):
             pair = group[key]
             if not isinstance(pair, tuple | list) or len(pair) != 2:
-                raise TypeError(f"Rprop {key} must be a pair of numbers, got {pair!r}")
+                raise ArgumentError(f"Rprop {key} must be a pair of numbers, got {pair!r}")
             check_number(f"{key}[0]", pair[0])
             check_number(f"{key}[1]", pair[1])
         etaminus, etaplus = group["etas"]
         if not 0.0 < etaminus < 1.0 < etaplus:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"Rprop etas must be (etaminus, etaplus) with 0 < etaminus < 1 < etaplus, got "
                 f"{tuple(group['etas'])!r}"
             )
         low, high = group["step_sizes"]
         if low > high:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"Rprop step_sizes must be (minimum, maximum) with minimum <= maximum, got "
                 f"{tuple(group['step_sizes'])!r}"
             )

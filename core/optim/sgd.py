@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
@@ -90,7 +91,7 @@ class SGD(Optimizer):
         check_compatibility_flags("SGD", group)
         check_number("dampening", group["dampening"], at_least=-float("inf"))
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "Nesterov momentum needs momentum > 0 and dampening == 0, got "
                 f"momentum={group['momentum']!r} and dampening={group['dampening']!r}"
             )

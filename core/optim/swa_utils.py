@@ -38,6 +38,7 @@ from typing import Any
 
 from .. import ops as _ops
 from ..creation import tensor
+from ..errors import ArgumentError, InvalidArgumentError
 from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..nn.normalization import _BatchNorm, _InstanceNorm
@@ -61,7 +62,7 @@ MultiAverageFunction = Callable[[Sequence[Tensor], Sequence[Tensor], Any], None]
 
 def _checked_decay(decay: Any) -> float:
     if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 <= decay <= 1:
-        raise ValueError(f"decay must be a number in [0, 1], got {decay!r}")
+        raise InvalidArgumentError(f"decay must be a number in [0, 1], got {decay!r}")
     return float(decay)
 
 
@@ -181,14 +182,14 @@ class AveragedModel(Module):
     ) -> None:
         super().__init__()
         if not isinstance(model, Module):
-            raise TypeError(
+            raise ArgumentError(
                 f"AveragedModel() takes a plugrad.nn.Module, got {type(model).__name__}"
             )
         if avg_fn is not None and multi_avg_fn is not None:
-            raise ValueError("AveragedModel() takes avg_fn or multi_avg_fn, not both")
+            raise InvalidArgumentError("AveragedModel() takes avg_fn or multi_avg_fn, not both")
         for name, function in (("avg_fn", avg_fn), ("multi_avg_fn", multi_avg_fn)):
             if function is not None and not callable(function):
-                raise TypeError(f"{name} must be a function, got {type(function).__name__}")
+                raise ArgumentError(f"{name} must be a function, got {type(function).__name__}")
         self.module = copy.deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)
@@ -213,7 +214,7 @@ class AveragedModel(Module):
         else:
             mine, theirs = list(self.module.parameters()), list(model.parameters())
         if len(mine) != len(theirs) or any(a.shape != b.shape for a, b in zip(mine, theirs)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "update_parameters() takes a model of the same architecture as the averaged "
                 f"one: {len(theirs)} tensors of shapes {[tuple(t.shape) for t in theirs]}, "
                 f"expected {len(mine)} of shapes {[tuple(t.shape) for t in mine]}"
@@ -259,7 +260,7 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
     tensor([4.])
     """
     if not isinstance(model, Module):
-        raise TypeError(f"update_bn() takes a plugrad.nn.Module, got {type(model).__name__}")
+        raise ArgumentError(f"update_bn() takes a plugrad.nn.Module, got {type(model).__name__}")
     momenta = {}
     for module in model.modules():
         if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
@@ -327,13 +328,15 @@ class SWALR(LRScheduler):
     ) -> None:
         swa_lrs = _per_group("swa_lr", optimizer, swa_lr)
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+            raise InvalidArgumentError(
+                f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}"
+            )
         if (
             isinstance(anneal_epochs, bool)
             or not isinstance(anneal_epochs, int)
             or anneal_epochs < 0
         ):
-            raise ValueError(f"anneal_epochs must be an int >= 0, got {anneal_epochs!r}")
+            raise InvalidArgumentError(f"anneal_epochs must be an int >= 0, got {anneal_epochs!r}")
         for value, group in zip(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = value
         self.anneal_epochs = anneal_epochs

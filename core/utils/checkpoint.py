@@ -31,7 +31,7 @@ from typing import Any
 
 from .. import engine as _engine
 from .. import random as _random
-from ..errors import InPlaceModificationError, PlugradError
+from ..errors import ArgumentError, InPlaceModificationError, InvalidArgumentError, PlugradError
 from ..function import Function
 from ..grad_mode import _state, enable_grad
 from ..tensor import Tensor, tensors_in
@@ -88,7 +88,7 @@ def checkpoint(
     ((2, 3), (3, 3))
     """
     if not callable(function):
-        raise TypeError(f"checkpoint() takes a function to run, got {type(function).__name__}")
+        raise ArgumentError(f"checkpoint() takes a function to run, got {type(function).__name__}")
     if use_reentrant is None:
         warnings.warn(
             "plugrad.utils.checkpoint: pass use_reentrant explicitly (False is recommended), "
@@ -96,7 +96,7 @@ def checkpoint(
             stacklevel=2,
         )
     if determinism_check not in ("default", "none"):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"checkpoint(): determinism_check must be 'default' or 'none', got "
             f"{determinism_check!r}"
         )
@@ -171,9 +171,11 @@ def checkpoint_sequential(
         functions = list(functions.children())
     functions = list(functions)
     if not isinstance(segments, int) or isinstance(segments, bool) or segments < 1:
-        raise ValueError(f"checkpoint_sequential(): segments must be an int >= 1, got {segments!r}")
+        raise InvalidArgumentError(
+            f"checkpoint_sequential(): segments must be an int >= 1, got {segments!r}"
+        )
     if not functions:
-        raise ValueError("checkpoint_sequential(): no functions to run")
+        raise InvalidArgumentError("checkpoint_sequential(): no functions to run")
     size = max(len(functions) // segments, 1)
     end = -1
     for start in range(0, size * (segments - 1), size):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ..errors import ArgumentError, InvalidArgumentError
 from ..function import FunctionCtx
 from ..graph import ArraySpec, GeneralOpNode, Node, OpNode, split_edge
 from ..keyword_options import keyword_defaults, spell_out
@@ -68,15 +69,15 @@ def draw(
         ("backward", backward),
     ):
         if not isinstance(value, bool):
-            raise TypeError(f"{flag} must be True or False, got {value!r}")
+            raise ArgumentError(f"{flag} must be True or False, got {value!r}")
     if rankdir is None:
         rankdir = "RL" if backward else "LR"
     elif rankdir not in RANKDIRS:
-        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
+        raise InvalidArgumentError(f"rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
     if type(max_elements) is not int or max_elements < 1:
-        raise ValueError(f"max_elements must be a positive int, got {max_elements!r}")
+        raise InvalidArgumentError(f"max_elements must be a positive int, got {max_elements!r}")
     if title is not None and not isinstance(title, str):
-        raise TypeError(f"title must be a str or None, got {type(title).__name__}")
+        raise ArgumentError(f"title must be a str or None, got {type(title).__name__}")
     drawing = _Drawing(
         _as_tensors(outputs), _named(names), show_values, show_grads, backward, max_elements
     )
@@ -165,14 +166,14 @@ def _as_tensors(outputs: Any) -> list[Tensor]:
         return [outputs]
     if isinstance(outputs, (str, bytes, Mapping)) or not isinstance(outputs, Iterable):
         hint = " (name them with names=...)" if isinstance(outputs, Mapping) else ""
-        raise TypeError(
+        raise ArgumentError(
             f"outputs must be a Tensor or a sequence of Tensors, got {type(outputs).__name__}{hint}"
         )
     tensors: list[Tensor] = []
     seen: set[int] = set()
     for index, tensor in enumerate(outputs):
         if not isinstance(tensor, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"outputs[{index}] is a {type(tensor).__name__}, not a Tensor; pass the tensors "
                 "whose graph to draw"
             )
@@ -180,7 +181,9 @@ def _as_tensors(outputs: Any) -> list[Tensor]:
             seen.add(id(tensor))
             tensors.append(tensor)
     if not tensors:
-        raise ValueError("outputs is empty; pass a Tensor or a sequence of Tensors to draw")
+        raise InvalidArgumentError(
+            "outputs is empty; pass a Tensor or a sequence of Tensors to draw"
+        )
     return tensors
 
 
@@ -191,7 +194,7 @@ def _named(names: Any) -> list[tuple[str, Tensor]]:
     if isinstance(names, Mapping):
         pairs = list(names.items())
     elif isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
-        raise TypeError(
+        raise ArgumentError(
             "names must map names to tensors ({'a': a, ...}) or be (name, tensor) pairs, "
             f"got {type(names).__name__}"
         )
@@ -200,19 +203,19 @@ def _named(names: Any) -> list[tuple[str, Tensor]]:
     checked = []
     for index, pair in enumerate(pairs):
         if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise TypeError(
+            raise ArgumentError(
                 f"names must hold (name, tensor) pairs, but item {index} is {pair!r:.60}"
             )
         name, tensor = pair
         if isinstance(name, Tensor) and isinstance(tensor, str):
-            raise TypeError(
+            raise ArgumentError(
                 "names maps names to tensors ({'a': a}), not tensors to names; "
                 f"got the tensor -> {tensor!r} the other way round"
             )
         if not isinstance(name, str) or not name:
-            raise TypeError(f"names: every name must be a non-empty str, got {name!r:.60}")
+            raise ArgumentError(f"names: every name must be a non-empty str, got {name!r:.60}")
         if not isinstance(tensor, Tensor):
-            raise TypeError(f"names: {name!r} is given a {type(tensor).__name__}, not a Tensor")
+            raise ArgumentError(f"names: {name!r} is given a {type(tensor).__name__}, not a Tensor")
         checked.append((name, tensor))
     return checked
 

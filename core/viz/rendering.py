@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MissingDependencyError, MissingProgramError
+from ..errors import InvalidArgumentError, MissingDependencyError, MissingProgramError
 from ..tensor import Tensor
 from .dot import DrawingOptions, draw, with_drawing_options
 
@@ -202,7 +202,7 @@ def format_of(path: Path) -> str:
     try:
         return FORMATS[path.suffix.lower()]
     except KeyError:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"cannot tell the picture format from {str(path)!r}: give a path ending in "
             f"{', '.join(FORMATS)}"
         ) from None

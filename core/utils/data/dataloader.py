@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from ... import dtypes as _dtypes
+from ...errors import ArgumentError, InvalidArgumentError
 from ...random import Generator, manual_seed, randint
 from ...tensor import Tensor
 from .dataset import IterableDataset
@@ -48,18 +49,18 @@ def default_collate(batch: Sequence[Any]) -> Any:
     from ... import creation, ops
 
     if len(batch) == 0:
-        raise ValueError("default_collate got an empty batch")
+        raise InvalidArgumentError("default_collate got an empty batch")
     first = batch[0]
     if isinstance(first, Tensor):
         for position, sample in enumerate(batch):
             if not isinstance(sample, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"default_collate: sample 0 is a Tensor but sample {position} is a "
                     f"{type(sample).__name__}; every sample of a batch must have one structure"
                 )
         shapes = {tuple(sample.shape) for sample in batch}
         if len(shapes) != 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"cannot stack samples of different shapes {sorted(shapes)} into one batch; "
                 "pad them to one shape in the dataset or pass a collate_fn"
             )
@@ -87,7 +88,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(first, collections.abc.Sequence):
         lengths = {len(sample) for sample in batch}
         if len(lengths) != 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "every sample in a batch must have the same number of fields, got "
                 f"{sorted(lengths)}"
             )
@@ -105,7 +106,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
             return type(first)(columns)  # type: ignore[call-arg]
         except TypeError:  # a type made otherwise (range): a list
             return columns
-    raise TypeError(
+    raise ArgumentError(
         f"default_collate cannot batch samples of type {type(first).__name__}; it handles "
         "tensors, arrays, numbers, strings, and tuples, lists and dicts of them "
         "(pass collate_fn= for anything else)"
@@ -267,10 +268,12 @@ class DataLoader:
         in_order: bool = True,
     ) -> None:
         if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
-            raise ValueError(f"num_workers must be an int of at least 0, got {num_workers!r}")
+            raise InvalidArgumentError(
+                f"num_workers must be an int of at least 0, got {num_workers!r}"
+            )
         if num_workers == 0 and (prefetch_factor is not None or persistent_workers):
             option = "prefetch_factor" if prefetch_factor is not None else "persistent_workers"
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{option} applies to worker processes only, and num_workers is 0; give "
                 f"num_workers > 0, or leave {option} out"
             )
@@ -281,11 +284,13 @@ class DataLoader:
             or isinstance(prefetch_factor, bool)
             or prefetch_factor < 1
         ):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"prefetch_factor must be an int of at least 1, got {prefetch_factor!r}"
             )
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
-            raise ValueError(f"timeout must be a non-negative number of seconds, got {timeout!r}")
+            raise InvalidArgumentError(
+                f"timeout must be a non-negative number of seconds, got {timeout!r}"
+            )
         if isinstance(multiprocessing_context, str):
             multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
         iterable = isinstance(dataset, IterableDataset)
@@ -293,28 +298,32 @@ class DataLoader:
             given = [name for name, value in (("shuffle", shuffle), ("sampler", sampler),
                      ("batch_sampler", batch_sampler)) if value]  # fmt: skip
             if given:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"DataLoader of an IterableDataset takes no {given[0]}: the stream's own "
                     "order is the order (shuffle inside the dataset's __iter__)"
                 )
             if persistent_workers:
-                raise ValueError(
+                raise InvalidArgumentError(
                     "persistent_workers=True is not supported with an IterableDataset; leave "
                     "it out (the workers start anew every pass)"
                 )
         if sampler is not None and shuffle:
-            raise ValueError("shuffle=True and sampler= exclude each other; shuffle in the sampler")
+            raise InvalidArgumentError(
+                "shuffle=True and sampler= exclude each other; shuffle in the sampler"
+            )
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError(
+                raise InvalidArgumentError(
                     "batch_sampler= excludes batch_size, shuffle, sampler and drop_last"
                 )
             batch_size = None
         elif batch_size is not None:
             if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-                raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
+                raise InvalidArgumentError(
+                    f"batch_size must be a positive int or None, got {batch_size!r}"
+                )
         elif drop_last:
-            raise ValueError("drop_last=True needs a batch_size")
+            raise InvalidArgumentError("drop_last=True needs a batch_size")
         if sampler is None and not iterable:
             sampler = (
                 RandomSampler(dataset, generator=generator)
@@ -354,7 +363,7 @@ class DataLoader:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self._FIXED and self.__dict__.get("_initialized"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{name} attribute should not be set after DataLoader is initialized; make a "
                 "new DataLoader with it"
             )

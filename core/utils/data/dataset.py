@@ -8,6 +8,7 @@ import numbers
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
+from ...errors import ArgumentError, InvalidArgumentError
 from ...random import Generator
 from ...tensor import Tensor
 from .sampler import permutation
@@ -76,7 +77,7 @@ class IterableDataset(Dataset[T]):
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__()")
 
     def __getitem__(self, index: int) -> T:
-        raise TypeError(
+        raise ArgumentError(
             f"{type(self).__name__} is an iterable dataset: iterate over it (it has no "
             "sample per index)"
         )
@@ -104,7 +105,7 @@ class ChainDataset(IterableDataset[T]):
         self.datasets: list[IterableDataset[T]] = list(datasets)  # type: ignore[arg-type]
         for dataset in self.datasets:
             if not isinstance(dataset, IterableDataset):
-                raise TypeError(
+                raise ArgumentError(
                     f"ChainDataset chains iterable datasets, got a {type(dataset).__name__}"
                 )
 
@@ -129,7 +130,7 @@ class StackDataset(Dataset[Any]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if bool(args) == bool(kwargs):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "StackDataset takes datasets by position or by name: one of the two, not both"
                 + ("" if args else " (and at least one)")
             )
@@ -137,7 +138,9 @@ class StackDataset(Dataset[Any]):
         parts = args or tuple(kwargs.values())
         lengths = {len(part) for part in parts}
         if len(lengths) != 1:
-            raise ValueError(f"StackDataset takes datasets of one length, got lengths {lengths}")
+            raise InvalidArgumentError(
+                f"StackDataset takes datasets of one length, got lengths {lengths}"
+            )
         self._length = lengths.pop()
 
     def __getitem__(self, index: int) -> Any:
@@ -180,20 +183,20 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
 
     def __init__(self, *tensors: Tensor) -> None:
         if not tensors:
-            raise ValueError("TensorDataset needs at least one tensor")
+            raise InvalidArgumentError("TensorDataset needs at least one tensor")
         for position, tensor in enumerate(tensors):
             if not isinstance(tensor, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"TensorDataset takes Tensors; argument {position} is a "
                     f"{type(tensor).__name__} (wrap it with plugrad.asarray(...))"
                 )
             if tensor.ndim == 0:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"TensorDataset indexes dimension 0, but argument {position} is a 0-d tensor"
                 )
         lengths = [t.shape[0] for t in tensors]
         if len(set(lengths)) != 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"every tensor of a TensorDataset needs the same size in dimension 0, got {lengths}"
             )
         self.tensors = tensors
@@ -249,10 +252,10 @@ class ConcatDataset(Dataset[T]):
     def __init__(self, datasets: Sequence[Any]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("ConcatDataset needs at least one dataset")
+            raise InvalidArgumentError("ConcatDataset needs at least one dataset")
         for dataset in self.datasets:
             if isinstance(dataset, IterableDataset):
-                raise TypeError(
+                raise ArgumentError(
                     "ConcatDataset takes map-style datasets (indexed by position), got an "
                     f"IterableDataset ({type(dataset).__name__}); chain streams with ChainDataset"
                 )
@@ -322,19 +325,19 @@ def random_split(
     # PyTorch's rule: lengths adding up to 1 are fractions, ints among them too ([1, 0]).
     if lengths and numbers and math.isclose(sum(lengths), 1.0) and sum(lengths) <= 1:
         if any(x < 0 for x in lengths):
-            raise ValueError(f"fractions must not be negative, got {lengths}")
+            raise InvalidArgumentError(f"fractions must not be negative, got {lengths}")
         sizes = [math.floor(n * fraction) for fraction in lengths]
         for i in range(n - sum(sizes)):
             sizes[i % len(sizes)] += 1
     elif all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in lengths):
         sizes = [int(x) for x in lengths]
         if sum(sizes) != n:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the lengths {sizes} add up to {sum(sizes)}, but the dataset has {n} samples; "
                 "give sizes that add up to its length, or fractions that add up to 1"
             )
     else:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"lengths must be non-negative ints adding up to {n} or floats adding up to 1, "
             f"got {lengths}"
         )

@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 
 from ... import dtypes as _dtypes
 from ...creation import asarray, target_device
-from ...errors import DistributedError
+from ...errors import ArgumentError, DistributedError, InvalidArgumentError
 from ...random import Generator, multinomial, rand, randint
 from ...tensor import Tensor
 
@@ -52,7 +52,7 @@ def random_indices(n: int, count: int, generator: Generator | None = None) -> li
 
 def _check_count(name: str, value: Any, *, at_least: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < at_least:
-        raise ValueError(f"{name} must be an int of at least {at_least}, got {value!r}")
+        raise InvalidArgumentError(f"{name} must be an int of at least {at_least}, got {value!r}")
     return value
 
 
@@ -66,7 +66,7 @@ def _as_int(value: Any) -> Any:
 def _check_int(name: str, value: Any) -> int:
     value = _as_int(value)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{name} must be an int, got {value!r}")
+        raise InvalidArgumentError(f"{name} must be an int, got {value!r}")
     return value
 
 
@@ -133,12 +133,12 @@ class RandomSampler(Sampler[int]):
         self.replacement = replacement
         self.generator = generator
         if not isinstance(replacement, bool):
-            raise TypeError(f"replacement must be a bool, got {replacement!r}")
+            raise ArgumentError(f"replacement must be a bool, got {replacement!r}")
         if num_samples is not None:
             _check_count("num_samples", num_samples, at_least=1)
         elif len(data_source) == 0:
             # as PyTorch's: a loader over it would end every epoch at once, without a word
-            raise ValueError(
+            raise InvalidArgumentError(
                 "RandomSampler got an empty dataset: there is nothing to shuffle; check that "
                 "the dataset holds samples"
             )
@@ -152,7 +152,7 @@ class RandomSampler(Sampler[int]):
         n = len(self.data_source)
         if n == 0:
             if self.num_samples:
-                raise ValueError("RandomSampler cannot draw from an empty dataset")
+                raise InvalidArgumentError("RandomSampler cannot draw from an empty dataset")
             return iter(())
         if self.replacement:
             return iter(random_indices(n, self.num_samples, self.generator))
@@ -225,7 +225,7 @@ class WeightedRandomSampler(Sampler[int]):
     ) -> None:
         _check_count("num_samples", num_samples, at_least=1)
         if not isinstance(replacement, bool):
-            raise ValueError(f"replacement must be a bool, got {replacement!r}")
+            raise InvalidArgumentError(f"replacement must be a bool, got {replacement!r}")
         if not isinstance(weights, Tensor):
             # float64, as PyTorch's: 1e300 is a weight, and so is 1e-50 beside 1e-60
             wide = _dtypes.float64 in target_device(None, None).dtypes
@@ -234,16 +234,20 @@ class WeightedRandomSampler(Sampler[int]):
             weights = weights.to(_dtypes.default_float_dtype)
         weights = weights.detach()
         if weights.ndim != 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"WeightedRandomSampler takes one weight per index (a 1-D sequence), got shape "
                 f"{tuple(weights.shape)}"
             )
         values = weights._array
         xp = weights._device.xp
         if not bool(xp.all(xp.isfinite(values))) or bool(xp.any(values < 0)):
-            raise ValueError("WeightedRandomSampler: the weights must be finite and non-negative")
+            raise InvalidArgumentError(
+                "WeightedRandomSampler: the weights must be finite and non-negative"
+            )
         if not bool(xp.any(values > 0)):
-            raise ValueError("WeightedRandomSampler: every weight is 0; give some index a weight")
+            raise InvalidArgumentError(
+                "WeightedRandomSampler: every weight is 0; give some index a weight"
+            )
         self.weights = weights
         self.num_samples = num_samples
         self.replacement = replacement
@@ -273,7 +277,7 @@ class BatchSampler(Sampler[list[int]]):
         self.sampler = sampler
         self.batch_size = _check_count("batch_size", batch_size, at_least=1)
         if not isinstance(drop_last, bool):  # (drop_last=2 read as true, unlike PyTorch's)
-            raise ValueError(f"drop_last must be True or False, got {drop_last!r}")
+            raise InvalidArgumentError(f"drop_last must be True or False, got {drop_last!r}")
         self.drop_last = drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
@@ -342,7 +346,7 @@ class DistributedSampler(Sampler[int]):
             rank = distributed.get_rank() if rank is None else rank
         num_replicas = _check_count("num_replicas", _as_int(num_replicas), at_least=1)
         if not isinstance(_as_int(rank), int) or not 0 <= rank < num_replicas:
-            raise ValueError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
+            raise InvalidArgumentError(f"rank must be in [0, {num_replicas - 1}], got {rank!r}")
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.rank = int(rank)
