@@ -162,14 +162,15 @@ def target_device(device: DeviceLike | Backend, backend: str | None) -> Device:
 
 def _shape(shape: Shape) -> tuple[int, ...]:
     if isinstance(shape, int):
-        return (shape,)
-    if type(shape) is not tuple and _is_index(shape):  # a NumPy integer, a 0-d integer tensor
-        return (operator.index(cast(Any, shape)),)
-    try:
-        # operator.index, not int(): int() made a shape of (2.5,) into (2,), silently.
-        result = tuple(operator.index(n) for n in shape)
-    except TypeError:
-        raise ArgumentError(f"a shape is an int or a tuple of ints, got {shape!r}") from None
+        result: tuple[int, ...] = (shape,)
+    elif type(shape) is not tuple and _is_index(shape):  # a NumPy integer, a 0-d integer tensor
+        result = (operator.index(cast(Any, shape)),)
+    else:
+        try:
+            # operator.index, not int(): int() made a shape of (2.5,) into (2,), silently.
+            result = tuple(operator.index(n) for n in shape)
+        except TypeError:
+            raise ArgumentError(f"a shape is an int or a tuple of ints, got {shape!r}") from None
     if any(n < 0 for n in result):
         raise InvalidArgumentError(f"shape {result} has a negative dimension")
     return result
