@@ -72,28 +72,19 @@ class Target:
 
 def _rows(workloads: Any, quick: bool) -> list[Row]:
     w = workloads
+    # (title, plugrad's method, the floor's), each at batch 8, 128 and 1024
+    mlp_steps = (
+        ("MLP training step, batch {}", "plugrad_step", "floor_step"),
+        ("MLP step with nn + optim.SGD, batch {}", "plugrad_module_step", "floor_module_step"),
+        ("MLP training step, batch {}, compiled", "plugrad_compiled_step", "floor_step"),
+        ("MLP step with nn + optim.SGD, batch {}, compiled", "plugrad_compiled_module_step",
+         "floor_module_step"),
+        ("MLP step with nn + optim.SGD, batch {}, model compiled", "plugrad_compiled_model_step",
+         "floor_module_step"),
+    )  # fmt: skip
     mlp = [
-        Row(f"MLP training step, batch {batch}", lambda b, n=batch: w.MLPStep(b, n),
-            "plugrad_step", "floor_step", "torch_step")
-        for batch in (8, 128, 1024)
-    ] + [
-        Row(f"MLP step with nn + optim.SGD, batch {batch}",
-            lambda b, n=batch: w.MLPStep(b, n), "plugrad_module_step", "floor_module_step",
-            "torch_step")
-        for batch in (8, 128, 1024)
-    ] + [
-        Row(f"MLP training step, batch {batch}, compiled", lambda b, n=batch: w.MLPStep(b, n),
-            "plugrad_compiled_step", "floor_step", "torch_step")
-        for batch in (8, 128, 1024)
-    ] + [
-        Row(f"MLP step with nn + optim.SGD, batch {batch}, compiled",
-            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_module_step", "floor_module_step",
-            "torch_step")
-        for batch in (8, 128, 1024)
-    ] + [
-        Row(f"MLP step with nn + optim.SGD, batch {batch}, model compiled",
-            lambda b, n=batch: w.MLPStep(b, n), "plugrad_compiled_model_step", "floor_module_step",
-            "torch_step")
+        Row(title.format(batch), lambda b, n=batch: w.MLPStep(b, n), method, floor, "torch_step")
+        for title, method, floor in mlp_steps
         for batch in (8, 128, 1024)
     ] + [
         Row("MLP training step, batch 8, capture (first call of a new plan)",
