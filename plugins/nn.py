@@ -28,7 +28,7 @@ import functools
 import math
 from typing import Any
 
-from plugrad.errors import AxisError, BackwardError, DtypeError
+from plugrad.errors import ArgumentError, AxisError, BackwardError, DtypeError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._error_function import erf_values, erfc_values
@@ -142,7 +142,9 @@ sigmoid = nn_op("sigmoid", _sigmoid_kernel,
 
 def _check_approximate(approximate: str) -> None:
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise InvalidArgumentError(
+            f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}"
+        )
 
 
 # float16 in float32 (as PyTorch), rounded once: 1 + tanh(...) cancelled to 0 below -3.3
@@ -212,7 +214,7 @@ def _normalizing_method(name: str) -> Any:
 
     def method(xp: Any, x: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Any:
         if dim is not None and axis is not None:
-            raise TypeError(f"{name}() got both dim= and axis=; give one of them")
+            raise ArgumentError(f"{name}() got both dim= and axis=; give one of them")
         if dtype is not None:
             if isinstance(dtype, type):  # PyTorch's Python types: float is float64
                 dtype = getattr(xp, _PYTHON_TYPE_DTYPES.get(dtype, ""), dtype)

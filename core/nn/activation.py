@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from ..creation import empty
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, InvalidArgumentError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init as nn_init
@@ -177,7 +177,9 @@ class GELU(Module):
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+            raise InvalidArgumentError(
+                f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}"
+            )
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
@@ -256,7 +258,9 @@ class Hardtanh(_WithSettings):
         min_val = min_val if min_value is None else min_value
         max_val = max_val if max_value is None else max_value
         if min_val > max_val:
-            raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+            raise InvalidArgumentError(
+                f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})"
+            )
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
 
@@ -451,7 +455,7 @@ class Softshrink(_Shrink):
 
     def __init__(self, lambd: float = 0.5) -> None:
         if lambd < 0:
-            raise ValueError(f"Softshrink: lambd must be >= 0, got {lambd!r}")
+            raise InvalidArgumentError(f"Softshrink: lambd must be >= 0, got {lambd!r}")
         super().__init__(lambd)
 
 
@@ -524,7 +528,7 @@ class PReLU(Module):
             or isinstance(num_parameters, bool)
             or (num_parameters < 1)
         ):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"PReLU: num_parameters must be a positive int, got {num_parameters!r}"
             )
         self.num_parameters = num_parameters

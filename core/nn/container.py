@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from ..errors import ArgumentError, InvalidArgumentError
 from ..tensor import Tensor
 from .module import Module
 from .parameter import Parameter
@@ -23,7 +24,9 @@ _V = TypeVar("_V")
 def _position(index: Any, length: int, kind: str) -> int:
     if not isinstance(index, int) or isinstance(index, bool):
         if isinstance(index, bool) or not hasattr(type(index), "__index__"):
-            raise TypeError(f"{kind} indices must be ints or slices, not {type(index).__name__}")
+            raise ArgumentError(
+                f"{kind} indices must be ints or slices, not {type(index).__name__}"
+            )
         index = operator.index(index)  # a NumPy integer, as PyTorch takes it
     if not -length <= index < length:
         raise IndexError(f"index {index} is out of range for a {kind} of length {length}")
@@ -156,16 +159,16 @@ class ModuleList(_Listed[Module]):
 def _repeats(times: Any) -> int:
     """``times`` as the count of a Sequential's repetition: an int of at least 1."""
     if isinstance(times, bool) or not isinstance(times, int):
-        raise TypeError(f"a Sequential is repeated an int number of times, got {times!r}")
+        raise ArgumentError(f"a Sequential is repeated an int number of times, got {times!r}")
     if times < 1:
-        raise ValueError(f"a Sequential is repeated at least once, got {times}")
+        raise InvalidArgumentError(f"a Sequential is repeated at least once, got {times}")
     return times
 
 
 def _sequential(operator: str, other: Any) -> list[Module]:
     """The modules of ``other``, a Sequential (what PyTorch's ``+`` and ``+=`` take)."""
     if not isinstance(other, Sequential):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"Sequential {operator} takes a Sequential, got a {type(other).__name__}; wrap the "
             "modules in nn.Sequential(...) first"
         )
@@ -266,7 +269,7 @@ def _pairs(kind: str, items: Any, ordered: bool) -> Iterator[tuple[Any, Any]]:
     ParameterDict sorts them; an ``OrderedDict`` or one of these containers keeps its order).
     """
     if not isinstance(items, Iterable):
-        raise TypeError(
+        raise ArgumentError(
             f"{kind}.update() takes a mapping or an iterable of (key, value) pairs, "
             f"got {type(items).__name__}"
         )
@@ -277,13 +280,13 @@ def _pairs(kind: str, items: Any, ordered: bool) -> Iterator[tuple[Any, Any]]:
     else:
         for position, pair in enumerate(items):
             if not isinstance(pair, Iterable) or isinstance(pair, (str, Tensor)):
-                raise TypeError(
+                raise ArgumentError(
                     f"{kind}.update(): element #{position} is a {type(pair).__name__}, "
                     "not a (key, value) pair"
                 )
             pair = tuple(pair)
             if len(pair) != 2:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"{kind}.update(): element #{position} has length {len(pair)}; a "
                     "(key, value) pair has 2"
                 )
@@ -401,7 +404,7 @@ def _as_parameter(kind: str, value: Any) -> Parameter:
         return value
     if isinstance(value, Tensor):
         return Parameter(value)
-    raise TypeError(
+    raise ArgumentError(
         f"{kind} holds tensors (each registered as a Parameter), got {type(value).__name__}; "
         "keep other values in a plain attribute"
     )
@@ -460,7 +463,7 @@ class ParameterList(_Listed[Parameter]):
     def extend(self, values: Iterable[Tensor]) -> ParameterList:
         """Add each of ``values`` at the end; return self."""
         if not isinstance(values, Iterable) or isinstance(values, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"ParameterList.extend() takes an iterable of tensors, got {type(values).__name__}"
             )
         for value in values:
@@ -504,7 +507,7 @@ class ParameterDict(_Keyed[Parameter]):
 
     def __getitem__(self, key: str) -> Parameter:
         if not isinstance(key, str):
-            raise TypeError(f"ParameterDict keys are strings, got {type(key).__name__}")
+            raise ArgumentError(f"ParameterDict keys are strings, got {type(key).__name__}")
         if key not in self._parameters:
             raise _missing_key("ParameterDict", key, self._parameters)
         return self._parameters[key]  # type: ignore[return-value]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -31,7 +32,7 @@ class _DropoutNd(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{type(self).__name__}: p must be a probability between 0 and 1, got {p!r}"
             )
         self.p = p

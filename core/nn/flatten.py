@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from .. import ops as _ops
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from .functional import _int_or_itself
 from .module import Module
@@ -73,13 +73,13 @@ class Unflatten(Module):
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
         if not isinstance(dim, int) or isinstance(dim, bool):
-            raise TypeError(f"Unflatten: dim must be an int, got {type(dim).__name__}")
+            raise ArgumentError(f"Unflatten: dim must be an int, got {type(dim).__name__}")
         if isinstance(unflattened_size, (tuple, list)):  # (NumPy ints too)
             unflattened_size = type(unflattened_size)(map(_int_or_itself, unflattened_size))
         if not isinstance(unflattened_size, (tuple, list)) or not all(
             isinstance(size, int) and not isinstance(size, bool) for size in unflattened_size
         ):
-            raise TypeError(
+            raise ArgumentError(
                 f"Unflatten: unflattened_size must be a tuple or list of ints, got "
                 f"{unflattened_size!r}"
             )

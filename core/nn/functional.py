@@ -184,7 +184,7 @@ IntPair = int | tuple[int, int]
 
 def _check_tensor(name: str, function: str, value: Any) -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"{function}(): {name} must be a Tensor, got {type(value).__name__}; "
             "convert it with plugrad.asarray(...)"
         )
@@ -246,7 +246,7 @@ def _how_to_match(input_dtype: _dtypes.DType, parameter_dtype: _dtypes.DType) ->
 
 def _check_reduction(function: str, reduction: str) -> None:
     if reduction not in _REDUCTIONS:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{function}(): reduction must be 'mean', 'sum' or 'none', got {reduction!r}"
         )
 
@@ -425,7 +425,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     tensor([0.8413])
     """
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise InvalidArgumentError(
+            f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}"
+        )
     return _ops.gelu(input, approximate=approximate)
 
 
@@ -508,9 +510,11 @@ def rrelu(
     _check_tensor("input", "rrelu", input)
     _check_floating("rrelu", input)
     if not isinstance(lower, (int, float)) or not isinstance(upper, (int, float)):
-        raise TypeError(f"rrelu(): lower and upper must be numbers, got {lower!r} and {upper!r}")
+        raise ArgumentError(
+            f"rrelu(): lower and upper must be numbers, got {lower!r} and {upper!r}"
+        )
     if not lower <= upper:
-        raise ValueError(f"rrelu(): lower must be at most upper, got {lower} > {upper}")
+        raise InvalidArgumentError(f"rrelu(): lower must be at most upper, got {lower} > {upper}")
     if inplace:
         return apply_inplace(input, rrelu, lower, upper, training, name="rrelu(inplace=True)")
     if not training:
@@ -607,7 +611,9 @@ def hardtanh(
     """
     _check_tensor("input", "hardtanh", input)
     if min_val > max_val:
-        raise ValueError(f"hardtanh(): min_val ({min_val}) must not exceed max_val ({max_val})")
+        raise InvalidArgumentError(
+            f"hardtanh(): min_val ({min_val}) must not exceed max_val ({max_val})"
+        )
     if inplace:
         return apply_inplace(input, hardtanh, min_val, max_val, name="hardtanh(inplace=True)")
     if not input.dtype.kind.endswith("floating"):  # bounds in the input's kind, as PyTorch's
@@ -761,7 +767,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """
     _check_tensor("input", "celu", input)
     if alpha == 0:
-        raise ValueError("celu(): alpha must not be 0 (it divides the input)")
+        raise InvalidArgumentError("celu(): alpha must not be 0 (it divides the input)")
 
     return _activation(celu, input, inplace, lambda x: _exponential_below_zero(x, alpha, alpha),
                        alpha)  # fmt: skip
@@ -888,7 +894,7 @@ def _dtype_or_stacklevel(
             )
         return stacklevel
     if not isinstance(stacklevel, int) or isinstance(stacklevel, bool):
-        raise TypeError(
+        raise ArgumentError(
             f"{function}(): the third argument is a dtype (torch.{function}(x, dim, dtype)) "
             f"or nn.functional's unused _stacklevel (an int), got {stacklevel!r}"
         )
@@ -924,7 +930,7 @@ def gumbel_softmax(
     if logits.dtype.kind != "real floating":
         raise DtypeError(f"gumbel_softmax(): logits must be real floating, got {logits.dtype}")
     if not isinstance(tau, (int, float)) or not tau > 0:
-        raise ValueError(f"gumbel_softmax(): tau must be a positive number, got {tau!r}")
+        raise InvalidArgumentError(f"gumbel_softmax(): tau must be a positive number, got {tau!r}")
     # float16 noise is drawn in float32 and rounded once: drawn in float16, an unlikely class
     # ([0, -12]: 1 in 160,000) was never picked.
     noise_dtype = _dtypes.float32 if logits.dtype is _dtypes.float16 else logits.dtype
@@ -999,7 +1005,7 @@ def dropout(
     """
     _check_tensor("input", "dropout", input)
     if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout(): p must be a probability between 0 and 1, got {p!r}")
+        raise InvalidArgumentError(f"dropout(): p must be a probability between 0 and 1, got {p!r}")
     if not training or p == 0:
         return input
     _check_scalable("dropout", input)
@@ -1115,7 +1121,7 @@ def smooth_l1_loss(
     _refuse_complex("smooth_l1_loss", input, target)
     _same_shape("smooth_l1_loss", input, target)
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss(): beta must be >= 0, got {beta!r}")
+        raise InvalidArgumentError(f"smooth_l1_loss(): beta must be >= 0, got {beta!r}")
     distance = _ops.abs(input - target)
     if beta == 0:
         return _reduce(distance, reduction)
@@ -1320,7 +1326,7 @@ def cross_entropy(
     """
     _check_loss("cross_entropy", reduction, input=input, target=target)
     if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"cross_entropy(): label_smoothing must be in [0, 1], got {label_smoothing!r}"
         )
     classes = input.shape[0 if input.ndim == 1 else 1] if input.ndim else 0
@@ -1588,12 +1594,12 @@ def batch_norm(
             f"{type(running_var).__name__})"
         )
     if not isinstance(momentum, (int, float)) or isinstance(momentum, bool):
-        raise TypeError(
+        raise ArgumentError(
             f"batch_norm(): momentum must be a number, got {type(momentum).__name__} (the "
             "BatchNorm layers' momentum=None, a running average, is theirs alone)"
         )
     if training and not eps > 0:
-        raise ValueError(f"batch_norm(): eps must be positive in training, got {eps}")
+        raise InvalidArgumentError(f"batch_norm(): eps must be positive in training, got {eps}")
     if input.ndim < 2:
         raise ShapeError(
             f"batch_norm(): expected an input of shape (N, C, ...), got shape {input.shape}"
@@ -1732,14 +1738,16 @@ def embedding(
     if padding_idx is not None:
         rows = weight.shape[0]
         if not -rows <= padding_idx < rows:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"embedding(): padding_idx must be within [-{rows}, {rows}), got {padding_idx}"
             )
         padding_idx %= rows
     if max_norm is not None and not (isinstance(max_norm, (int, float)) and max_norm > 0):
-        raise ValueError(f"embedding(): max_norm must be a positive number, got {max_norm!r}")
+        raise InvalidArgumentError(
+            f"embedding(): max_norm must be a positive number, got {max_norm!r}"
+        )
     if not isinstance(norm_type, (int, float)) or isinstance(norm_type, bool):
-        raise ValueError(f"embedding(): norm_type must be a number, got {norm_type!r}")
+        raise InvalidArgumentError(f"embedding(): norm_type must be a number, got {norm_type!r}")
     _check_indices(input, weight.shape[0])
     if max_norm is not None:
         _renorm_rows_(weight, input, float(max_norm), float(norm_type))
@@ -1783,19 +1791,21 @@ def embedding_bag(
     """
     _check_tensor("input", "embedding_bag", input)
     if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"embedding_bag(): mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        raise InvalidArgumentError(
+            f"embedding_bag(): mode must be 'sum', 'mean' or 'max', got {mode!r}"
+        )
     if scale_grad_by_freq and mode == "max":
-        raise ValueError(
+        raise InvalidArgumentError(
             "embedding_bag(): mode='max' takes no scale_grad_by_freq (a maximum's gradient "
             "goes to one row per bag, not by how often it occurs), as in PyTorch"
         )
     if per_sample_weights is not None and mode != "sum":
-        raise ValueError(
+        raise InvalidArgumentError(
             f"embedding_bag(): per_sample_weights are taken with mode='sum' only, got {mode!r}"
         )
     if input.ndim == 2:
         if offsets is not None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "embedding_bag(): a 2-d input holds one bag per row, so offsets must be None"
             )
         bags, length = input.shape
@@ -1853,7 +1863,7 @@ def _bags_of(
     bags there are (with ``include_last_offset`` the last offset is the input's length, where
     the last bag ends)."""
     if not isinstance(offsets, Tensor) or offsets.ndim != 1:
-        raise ValueError(
+        raise InvalidArgumentError(
             "embedding_bag(): a 1-d input needs offsets, a 1-d Tensor of where each bag starts, "
             f"got {type(offsets).__name__ if not isinstance(offsets, Tensor) else offsets.shape}"
         )
@@ -1863,14 +1873,14 @@ def _bags_of(
     bags = starts.shape[0]
     values = [int(v) for v in offsets.tolist()]
     if values and (values[0] != 0 or values != sorted(values) or values[-1] > input.shape[0]):
-        raise ValueError(
+        raise InvalidArgumentError(
             "embedding_bag(): offsets must start at 0, never decrease and not pass the input's "
             f"length {input.shape[0]}, got {values}"
         )
     if include_last_offset and values and values[-1] != input.shape[0]:
         # The last bag ran on to the input's end; PyTorch's forward stops it at the offset
         # and its backward gives other numbers: an input its documentation rules out.
-        raise ValueError(
+        raise InvalidArgumentError(
             "embedding_bag(): with include_last_offset=True the last offset is the input's "
             f"length, {input.shape[0]} (where the last bag ends), got {values[-1]}; drop the "
             "entries after it from the input, or give that length"
@@ -1985,7 +1995,7 @@ def _pool_arguments(
     dil = geometry("dilation", dilation, 1)
     # PyTorch's bound, of the kernel without its dilation
     if any(p > k // 2 for p, k in zip(pad, kernel)):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{function}(): padding {pad} must be at most half the kernel size {kernel}, "
             "as in PyTorch"
         )
@@ -2088,7 +2098,7 @@ def _check_divisor(function: str, divisor_override: Any) -> None:
         or not isinstance(divisor_override, int)
         or divisor_override <= 0
     ):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{function}(): divisor_override must be a positive int, got {divisor_override!r}"
         )
 
@@ -2268,7 +2278,7 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     num_classes = _number("one_hot", "num_classes", num_classes)
     if isinstance(num_classes, bool) or not isinstance(num_classes, numbers.Integral):
         # 3.0 was taken as 3, and 3.5 made classes 0..3 (arange of a float).
-        raise TypeError(
+        raise ArgumentError(
             f"one_hot(): num_classes must be an int, got {type(num_classes).__name__} "
             f"{num_classes!r}"
         )
@@ -2397,7 +2407,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """
     _check_tensor("input", "softshrink", input)
     if lambd < 0:
-        raise ValueError(f"softshrink(): lambd must be >= 0, got {lambd!r}")
+        raise InvalidArgumentError(f"softshrink(): lambd must be >= 0, got {lambd!r}")
     # NaN (on neither side of a bound) is not between them: kept, gradient passing, as in PyTorch.
     inside = _ops.logical_and(input >= -lambd, input <= lambd)
     return _ops.where(inside, 0.0, _ops.where(input > lambd, input - lambd, input + lambd))
@@ -2606,7 +2616,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     if _check_tensor("input", "pdist", input).ndim != 2:
         raise ShapeError(f"pdist(): input must be 2-d (N, M), got shape {input.shape}")
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not p >= 0:
-        raise ValueError(f"pdist(): p must be a non-negative number, got {p!r}")
+        raise InvalidArgumentError(f"pdist(): p must be a non-negative number, got {p!r}")
     if input.dtype.kind != "real floating":
         raise DtypeError(f"pdist(): input must be real floating, got {input.dtype.name}")
     rows = input.shape[0]
@@ -2649,7 +2659,7 @@ def huber_loss(
     _refuse_complex("huber_loss", input, target)
     _same_shape("huber_loss", input, target)
     if delta <= 0:
-        raise ValueError(f"huber_loss(): delta must be > 0, got {delta!r}")
+        raise InvalidArgumentError(f"huber_loss(): delta must be > 0, got {delta!r}")
     _check_element_weight("huber_loss", weight, input)
     difference = input - _as_input_dtype(target, input)
     distance = _ops.abs(difference)
@@ -2690,7 +2700,7 @@ def kl_div(
         loss = kl_div(input, target, reduction=legacy, log_target=log_target)
         return loss / input.shape[0] if reduction == "batchmean" and input.ndim else loss
     if reduction not in (*_REDUCTIONS, "batchmean"):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"kl_div(): reduction must be 'mean', 'sum', 'none' or 'batchmean', got {reduction!r}"
         )
     _check_tensor("input", "kl_div", input)
@@ -2822,7 +2832,7 @@ def _triplet_loss(
     """``max(0, margin + distance(anchor, positive) - distance(anchor, negative))``, checked."""
     _check_loss(function, reduction, anchor=anchor, positive=positive, negative=negative)
     if margin <= 0:
-        raise ValueError(f"{function}(): margin must be > 0, got {margin!r}")
+        raise InvalidArgumentError(f"{function}(): margin must be > 0, got {margin!r}")
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise ShapeError(
             f"{function}(): anchor, positive and negative must have the same number of dims, "
@@ -3019,7 +3029,7 @@ def gaussian_nll_loss(
     """
     _check_loss("gaussian_nll_loss", reduction, input=input, target=target)
     if not isinstance(var, Tensor) and isinstance(var, (int, float)) and var < 0:
-        raise ValueError(f"gaussian_nll_loss(): var must be >= 0, got {var!r}")
+        raise InvalidArgumentError(f"gaussian_nll_loss(): var must be >= 0, got {var!r}")
     if not isinstance(var, Tensor) and isinstance(var, (int, float)):
         var = _ops.broadcast_to(
             asarray(float(var), dtype=input.dtype, device=input.device), input.shape
@@ -3039,7 +3049,9 @@ def gaussian_nll_loss(
     with no_grad():
         negative = _ops.any(var < 0)
     if _rules.any_true(negative, "gaussian_nll_loss(): a negative variance", ValueError):
-        raise ValueError("gaussian_nll_loss(): var has negative entries; variances must be >= 0")
+        raise InvalidArgumentError(
+            "gaussian_nll_loss(): var has negative entries; variances must be >= 0"
+        )
     # NOTE: clamped in value only: the gradient reaches var as if unclamped, as in PyTorch.
     var = _ops.where(var < eps, (var - var.detach()) + eps, var)
     difference = input - target
@@ -3108,7 +3120,7 @@ def multi_margin_loss(
     """
     _check_loss("multi_margin_loss", reduction, input=input, target=target)
     if p not in (1, 2):
-        raise ValueError(f"multi_margin_loss(): p must be 1 or 2, got {p!r}")
+        raise InvalidArgumentError(f"multi_margin_loss(): p must be 1 or 2, got {p!r}")
     if weight is not None and _check_tensor("weight", "multi_margin_loss", weight).ndim != 1:
         raise ShapeError(f"multi_margin_loss(): weight must be 1-d, got shape {weight.shape}")
     if target.dtype.kind not in ("signed integer", "unsigned integer"):
@@ -3377,7 +3389,9 @@ def ctc_loss(
 
 def _check_probability(function: str, p: Any) -> None:
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"{function}(): p must be a probability between 0 and 1, got {p!r}")
+        raise InvalidArgumentError(
+            f"{function}(): p must be a probability between 0 and 1, got {p!r}"
+        )
 
 
 def _keep_mask(
@@ -4458,7 +4472,9 @@ def _lp_pool(
     ceil_mode: bool,
 ) -> Tensor:
     if not isinstance(norm_type, (int, float)) or isinstance(norm_type, bool) or norm_type == 0:
-        raise ValueError(f"{function}(): norm_type must be a non-zero number, got {norm_type!r}")
+        raise InvalidArgumentError(
+            f"{function}(): norm_type must be a non-zero number, got {norm_type!r}"
+        )
     if math.isinf(norm_type):
         sign = 1.0 if norm_type > 0 else -1.0
         return sign * largest(sign * _ops.abs(input), kernel_size, stride, 0, 1, ceil_mode)
@@ -4557,7 +4573,7 @@ def _max_unpool(
             isinstance(n, int) and size - st < n < size + st
             for n, size, st in zip(wanted, sizes, step)
         ):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{function}(): output_size {tuple(output_size)} must give the {last} "
                 f"({', '.join(axes)}) or the whole shape, within a stride {step} of "
                 f"{tuple(sizes)} (the sizes that pool to the input's)"
@@ -4646,7 +4662,9 @@ def max_unpool1d(
         if isinstance(value, (tuple, list)) and len(value) == 1:
             value = value[0]
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"{function}(): {name} must be an int or a 1-tuple, got {value!r}")
+            raise InvalidArgumentError(
+                f"{function}(): {name} must be an int or a 1-tuple, got {value!r}"
+            )
         return (value,)
 
     kernel = single(kernel_size, "kernel_size")
@@ -5339,7 +5357,9 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     _check_tensor("theta", "affine_grid", theta)
     size = tuple(int(n) for n in size)
     if len(size) not in (4, 5):
-        raise ValueError(f"affine_grid(): size must be 4-d or 5-d (N, C, ...), got {size}")
+        raise InvalidArgumentError(
+            f"affine_grid(): size must be 4-d or 5-d (N, C, ...), got {size}"
+        )
     spatial = size[2:]
     rows = len(spatial)
     if not theta.dtype.kind == "real floating":
@@ -5387,7 +5407,7 @@ def grid_sample(
             + ("; bicubic sampling is not there yet" if mode == "bicubic" else "")
         )
     if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(
+        raise InvalidArgumentError(
             "grid_sample(): padding_mode must be 'zeros', 'border' or 'reflection', got "
             f"{padding_mode!r}"
         )
@@ -5808,7 +5828,7 @@ def _probability(function: str, name: str, p: Any) -> float:
 def _positive_int(layer: str, name: str, value: Any) -> int:
     value = _int_or_itself(value)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{layer}: {name} must be an int, got {type(value).__name__}")
+        raise ArgumentError(f"{layer}: {name} must be an int, got {type(value).__name__}")
     if value <= 0:
         raise InvalidArgumentError(f"{layer}: {name} must be greater than zero, got {value}")
     return value

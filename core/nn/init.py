@@ -31,7 +31,7 @@ from .. import linalg
 from .. import ops as _ops
 from ..creation import eye
 from ..dtypes import float32, float64
-from ..errors import DtypeError, ShapeError
+from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..random import Generator, rand, randn, randperm, uniform_values
 from ..tensor import Tensor
@@ -58,7 +58,7 @@ __all__ = [
 
 def _fill(tensor: Tensor, values: Tensor | float) -> Tensor:
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}")
+        raise ArgumentError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}")
     with no_grad():
         if isinstance(values, Tensor):
             tensor.copy_(values)
@@ -95,7 +95,7 @@ def normal_(
     (3.0, 0.5)
     """
     if std < 0:
-        raise ValueError(f"normal_(): std must be non-negative, got {std}")
+        raise InvalidArgumentError(f"normal_(): std must be non-negative, got {std}")
     sample = randn(*tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
     return _fill(tensor, sample * std + mean)
 
@@ -168,12 +168,14 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else param
         if isinstance(slope, bool) or not isinstance(slope, (int, float)):
-            raise ValueError(f"calculate_gain(): negative slope {slope!r} is not a number")
+            raise InvalidArgumentError(
+                f"calculate_gain(): negative slope {slope!r} is not a number"
+            )
         return math.sqrt(2.0 / (1.0 + slope**2))
     try:
         return _LINEAR_GAINS[nonlinearity]
     except KeyError:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"calculate_gain(): unknown nonlinearity {nonlinearity!r}; known: "
             f"{', '.join(sorted([*_LINEAR_GAINS, 'leaky_relu']))}"
         ) from None
@@ -191,7 +193,7 @@ def _fans(tensor: Tensor) -> tuple[int, int]:
 
 def _fan(tensor: Tensor, mode: str) -> int:
     if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
-        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+        raise InvalidArgumentError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _fans(tensor)
     return fan_in if mode.lower() == "fan_in" else fan_out
 
@@ -302,18 +304,22 @@ def trunc_normal_(
     True
     """
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}")
+        raise ArgumentError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}")
     if tensor.dtype.kind != "real floating":  # (bools came out all True, ints rounded)
         raise DtypeError(
             f"trunc_normal_(): fills a real floating-point tensor, got {tensor.dtype.name}"
         )
     if std < 0:
-        raise ValueError(f"trunc_normal_(): std must be non-negative, got {std}")
+        raise InvalidArgumentError(f"trunc_normal_(): std must be non-negative, got {std}")
     if not a < b:
-        raise ValueError(f"trunc_normal_(): the lower bound {a} is not below the upper bound {b}")
+        raise InvalidArgumentError(
+            f"trunc_normal_(): the lower bound {a} is not below the upper bound {b}"
+        )
     if std == 0:
         if not a <= mean <= b:
-            raise ValueError(f"trunc_normal_(): std is 0 and the mean {mean} is outside [{a}, {b}]")
+            raise InvalidArgumentError(
+                f"trunc_normal_(): std is 0 and the mean {mean} is outside [{a}, {b}]"
+            )
         return _fill(tensor, float(mean))
     low, high = (a - mean) / std, (b - mean) / std
     # An interval above the mean is sampled as its mirror image below it, where the
@@ -323,7 +329,7 @@ def trunc_normal_(
         low, high = -high, -low
     below, above = (0.5 * math.erfc(-z / math.sqrt(2.0)) for z in (low, high))
     if above < 1e-12:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"trunc_normal_(): [{a}, {b}] lies at least {abs(high):.1f} standard deviations "
             f"from the mean {mean}, beyond what float64 probabilities resolve; move the bounds "
             "toward the mean or shift and scale the values yourself"
@@ -410,9 +416,9 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         raise ShapeError("dirac_() fills a 3-, 4- or 5-dimensional tensor")
     groups = _int_or_itself(groups)
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"dirac_(): groups must be an int >= 1, got {groups!r}")
+        raise InvalidArgumentError(f"dirac_(): groups must be an int >= 1, got {groups!r}")
     if tensor.shape[0] % groups:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"dirac_(): the {tensor.shape[0]} output channels do not divide into {groups} groups"
         )
     per_group = tensor.shape[0] // groups
@@ -443,7 +449,7 @@ def sparse_(
     if not isinstance(tensor, Tensor) or tensor.ndim != 2:
         raise ShapeError("sparse_() fills a matrix (2 dimensions)")
     if not 0 <= sparsity <= 1:
-        raise ValueError(f"sparse_(): sparsity must be in [0, 1], got {sparsity}")
+        raise InvalidArgumentError(f"sparse_(): sparsity must be in [0, 1], got {sparsity}")
     rows, columns = tensor.shape
     zeroed = math.ceil(sparsity * rows)
     normal_(tensor, 0.0, std, generator=generator)

@@ -35,7 +35,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..creation import empty
-from ..errors import ShapeError, UninitializedParameterError
+from ..errors import ArgumentError, ShapeError, UninitializedParameterError
 from ..grad_mode import no_grad
 from ..tensor import Tensor, _object_new
 from .conv import (
@@ -341,7 +341,9 @@ def _input_size(layer: str, input: Any, ndims: tuple[int, ...], batched_axis: bo
     """The size of the input's feature (channel) axis: axis 1, or, where ``ndims`` also
     accepts an unbatched input (one axis fewer), the axis after the batch axis if any."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"{layer} infers its size from a Tensor input, got {type(input).__name__}")
+        raise ArgumentError(
+            f"{layer} infers its size from a Tensor input, got {type(input).__name__}"
+        )
     if input.ndim not in ndims:
         expected = " or ".join(f"{n}-d" for n in ndims)
         raise ShapeError(

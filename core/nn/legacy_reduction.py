@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..errors import ArgumentError
+
 __all__ = ["accepts_legacy_reduction", "legacy_reduction"]
 
 _Callable = TypeVar("_Callable", bound=Callable[..., Any])
@@ -30,7 +32,7 @@ def legacy_reduction(function: str, size_average: Any, reduce: Any) -> str:
                 if value in ("mean", "sum", "none")
                 else ""
             )
-            raise TypeError(f"{function}(): {name} must be a bool or None, got {value!r}{hint}")
+            raise ArgumentError(f"{function}(): {name} must be a bool or None, got {value!r}{hint}")
     averaged = True if size_average is None else size_average
     reduced = True if reduce is None else reduce
     reduction = "none" if not reduced else "mean" if averaged else "sum"
@@ -74,7 +76,7 @@ def accepts_legacy_reduction(function: _Callable | None = None, *, after: str | 
     def call(*args: Any, size_average: Any = None, reduce: Any = None, **kwargs: Any) -> Any:
         if len(args) > plain:
             if len(args) > len(order):
-                raise TypeError(
+                raise ArgumentError(
                     f"{name}() takes at most {len(order) - layer} positional arguments, got "
                     f"{len(args) - layer}"
                 )
@@ -86,7 +88,7 @@ def accepts_legacy_reduction(function: _Callable | None = None, *, after: str | 
                 reduce = moved.pop("reduce")
             for key in moved:
                 if key in kwargs:
-                    raise TypeError(f"{name}() got multiple values for argument {key!r}")
+                    raise ArgumentError(f"{name}() got multiple values for argument {key!r}")
             kwargs.update(moved)
         if size_average is None and reduce is None:
             return function(*args, **kwargs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -61,7 +62,9 @@ class Linear(Module):
         in_features, out_features = map(F._int_or_itself, (in_features, out_features))
         for name, value in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"Linear: {name} must be a non-negative int, got {value!r}")
+                raise InvalidArgumentError(
+                    f"Linear: {name} must be a non-negative int, got {value!r}"
+                )
         self.in_features = in_features
         self.out_features = out_features
         add_weight_and_bias(
@@ -143,7 +146,9 @@ class Bilinear(Module):
         )
         for name, value in sizes:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"Bilinear: {name} must be a non-negative int, got {value!r}")
+                raise InvalidArgumentError(
+                    f"Bilinear: {name} must be a non-negative int, got {value!r}"
+                )
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ..errors import ArgumentError, InvalidArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from .distance import PairwiseDistance
@@ -46,7 +47,7 @@ class _Loss(Module):
         super().__init__()
         if reduction not in self._reductions:
             *first, last = (repr(name) for name in self._reductions)
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{type(self).__name__}: reduction must be {', '.join(first)} or {last}, "
                 f"got {reduction!r}"
             )
@@ -374,7 +375,7 @@ class _TripletLoss(_FunctionLoss):
     def __init__(self, margin: float, swap: bool, reduction: str) -> None:
         super().__init__(reduction=reduction)
         if margin <= 0:
-            raise ValueError(f"{type(self).__name__}: margin must be > 0, got {margin!r}")
+            raise InvalidArgumentError(f"{type(self).__name__}: margin must be > 0, got {margin!r}")
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
@@ -443,7 +444,7 @@ class TripletMarginWithDistanceLoss(_TripletLoss):
     ) -> None:
         super().__init__(margin, swap, reduction)
         if distance_function is not None and not callable(distance_function):
-            raise TypeError(
+            raise ArgumentError(
                 "TripletMarginWithDistanceLoss: distance_function must be callable, got "
                 f"{type(distance_function).__name__}"
             )
@@ -562,9 +563,11 @@ class MultiMarginLoss(_InputTargetLoss):
     ) -> None:
         super().__init__(reduction=reduction)
         if p not in (1, 2):
-            raise ValueError(f"MultiMarginLoss: p must be 1 or 2, got {p!r}")
+            raise InvalidArgumentError(f"MultiMarginLoss: p must be 1 or 2, got {p!r}")
         if weight is not None and (not isinstance(weight, Tensor) or weight.ndim != 1):
-            raise ValueError("MultiMarginLoss: weight must be a 1-d Tensor (one per class)")
+            raise InvalidArgumentError(
+                "MultiMarginLoss: weight must be a 1-d Tensor (one per class)"
+            )
         self.p, self.margin = p, margin
         self.register_buffer("weight", weight)
 

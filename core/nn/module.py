@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 from .. import dtypes as _dtypes
 from ..backend import Backend, Device
 from ..creation import asarray, empty, target_device
-from ..errors import DtypeError, ShapeError
+from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from ..keyword_options import spell_out
 from ..memory_formats import check_memory_format, memory_format
 from ..node import note_hook_registered
@@ -50,7 +50,7 @@ _hooks_registered = False
 
 def _check_name(kind: str, owner: Module, name: Any) -> None:
     if not isinstance(name, str):
-        raise TypeError(f"{kind} name must be a str, got {type(name).__name__}")
+        raise ArgumentError(f"{kind} name must be a str, got {type(name).__name__}")
     if not name or "." in name:
         raise KeyError(f"{kind} name must be non-empty and contain no '.', got {name!r}")
     if hasattr(type(owner), name) or (
@@ -203,7 +203,7 @@ class Module:
         """
         global _compiled_calls_made
         if torch_options:
-            raise TypeError(
+            raise ArgumentError(
                 f"Module.compile() got {', '.join(sorted(torch_options))}: plugrad.compile "
                 "captures a plan per input signature and replays it as Python over the "
                 "backend, so torch.compile's mode, dynamic, backend and options have no "
@@ -341,7 +341,7 @@ class Module:
                         f"(del module.{name}) to register a {kind} under that name"
                     )
         if value is not None and not isinstance(value, expected):
-            raise TypeError(error.format(name=name, got=type(value).__name__))
+            raise ArgumentError(error.format(name=name, got=type(value).__name__))
         self._forget(name, keep=registry)
         registry[name] = value
 
@@ -353,7 +353,7 @@ class Module:
             tables = self._registries(name)
             registry = tables[0 if isinstance(value, Parameter) else 2]
             if registry is tables[2] and name in tables[0]:
-                raise TypeError(
+                raise ArgumentError(
                     f"cannot assign a {type(value).__name__} to parameter {name!r}: give a "
                     f"plugrad.nn.Parameter (or None), or delete it first (del module.{name})"
                 )
@@ -376,7 +376,7 @@ class Module:
             for registry, kind, accepted, wanted in registries:
                 if name in registry:
                     if value is not None and not isinstance(value, accepted):
-                        raise TypeError(
+                        raise ArgumentError(
                             f"cannot assign a {type(value).__name__} to {kind} {name!r}: "
                             f"give a {wanted} (or None)"
                         )
@@ -496,7 +496,7 @@ class Module:
         Linear(in_features=2, out_features=2, bias=True)
         """
         if not isinstance(target, str):
-            raise TypeError(f"get_submodule() takes a dotted path (a str), got {target!r}")
+            raise ArgumentError(f"get_submodule() takes a dotted path (a str), got {target!r}")
         module: Module = self
         walked = type(self).__name__
         for name in target.split(".") if target else ():
@@ -524,9 +524,11 @@ class Module:
         Tanh()
         """
         if not isinstance(target, str) or not target:
-            raise ValueError(f"set_submodule() takes a non-empty dotted path, got {target!r}")
+            raise InvalidArgumentError(
+                f"set_submodule() takes a non-empty dotted path, got {target!r}"
+            )
         if not isinstance(module, Module):
-            raise TypeError(f"set_submodule() puts a Module, got {type(module).__name__}")
+            raise ArgumentError(f"set_submodule() puts a Module, got {type(module).__name__}")
         path, _, name = target.rpartition(".")
         parent = self.get_submodule(path)
         if strict and name not in parent._modules:
@@ -658,7 +660,7 @@ class Module:
         overrides it (to keep its batch norms frozen, say) has the last word.
         """
         if not isinstance(mode, bool):
-            raise TypeError(f"train() takes a bool, got {type(mode).__name__}")
+            raise ArgumentError(f"train() takes a bool, got {type(mode).__name__}")
         object.__setattr__(self, "training", mode)
         for child in self.children():
             child.train(mode)
@@ -730,12 +732,14 @@ class Module:
         device, dtype = _dtypes.of_python_type(device), _dtypes.of_python_type(dtype)
         if isinstance(device, Tensor):  # PyTorch's to(other): other's device and dtype
             if dtype is not None:
-                raise TypeError("to(tensor) takes the tensor's dtype; give no dtype beside it")
+                raise ArgumentError("to(tensor) takes the tensor's dtype; give no dtype beside it")
             other = device
             device, dtype = other.device, other.dtype
         if isinstance(device, _dtypes.DType):
             if dtype is not None:
-                raise TypeError("to() got two dtypes; give a device and a dtype, or one of them")
+                raise ArgumentError(
+                    "to() got two dtypes; give a device and a dtype, or one of them"
+                )
             device, dtype = None, device
         if dtype is not None and (
             not isinstance(dtype, _dtypes.DType) or not _dtypes.is_differentiable(dtype)
@@ -825,7 +829,7 @@ class Module:
         if isinstance(device, int) and not isinstance(device, bool):
             return self.to(f"cuda:{device}")
         if isinstance(device, bool):
-            raise TypeError(f"cuda() takes a device index or name, got {device!r}")
+            raise ArgumentError(f"cuda() takes a device index or name, got {device!r}")
         return self.to("cuda" if device is None else device)
 
     # -- saving and loading ---------------------------------------------------------------
@@ -862,7 +866,7 @@ class Module:
         plugrad.float64
         """
         if dst_type is None:
-            raise TypeError("Module.type() takes a dtype or a tensor type, got None")
+            raise ArgumentError("Module.type() takes a dtype or a tensor type, got None")
 
         def convert(tensor: Tensor) -> Tensor:
             converted = tensor.detach().type(dst_type)
@@ -907,7 +911,7 @@ class Module:
                 )
         for hook in self._state_hooks_of("state_dict_post"):
             if hook(self, destination, prefix, local_metadata) is not None:
-                raise TypeError(
+                raise ArgumentError(
                     f"a state_dict post-hook of {type(self).__name__} returned a value; it may "
                     "change the state dict in place, and must return None"
                 )
@@ -1050,7 +1054,7 @@ class Module:
 
     def _add_state_hook(self, kind: str, hook: Callable[..., Any]) -> RemovableHandle:
         if not callable(hook):
-            raise TypeError(f"a state dict hook must be callable, got {type(hook).__name__}")
+            raise ArgumentError(f"a state dict hook must be callable, got {type(hook).__name__}")
         hooks = self._state_dict_hooks
         if hooks is None:
             hooks = {}
@@ -1126,7 +1130,7 @@ def check_placement(module: Module, placement: Mapping[str, Any]) -> None:
     :class:`ParameterPlacement`'s (a misspelt ``device=``, say)."""
     for name in placement:
         if name not in ParameterPlacement.__annotations__:
-            raise TypeError(
+            raise ArgumentError(
                 f"{type(module).__name__}() got an unexpected keyword argument {name!r}; "
                 "its parameters are placed with device=, dtype= and backend="
             )

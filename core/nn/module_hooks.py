@@ -84,7 +84,7 @@ class ModuleHooks:
         always_call: bool = False,
     ) -> RemovableHandle:
         if not callable(hook):
-            raise TypeError(f"a module hook must be callable, got {type(hook).__name__}")
+            raise ArgumentError(f"a module hook must be callable, got {type(hook).__name__}")
         entries: list[_Entry] = getattr(self, kind)
         entry = _Entry(hook, bool(with_kwargs), bool(always_call))
         handle = RemovableHandle(entries, entry)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ..creation import asarray
-from ..errors import StateDictError
+from ..errors import ArgumentError, StateDictError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ..versions import restore_version
@@ -183,7 +183,7 @@ def load_state_dict(
     """:meth:`Module.load_state_dict`: every module's entries, undone if any does not fit."""
     global _active
     if not isinstance(state_dict, Mapping):
-        raise TypeError(f"load_state_dict() takes a mapping, got {type(state_dict).__name__}")
+        raise ArgumentError(f"load_state_dict() takes a mapping, got {type(state_dict).__name__}")
     metadata = getattr(state_dict, "_metadata", None)
     entries: OrderedDict[str, Any] = OrderedDict(state_dict)  # the hooks may change it
     missing: list[str] = []
@@ -211,7 +211,7 @@ def load_state_dict(
                 )
         for hook in module._state_hooks_of("load_state_dict_post"):
             if hook(module, incompatible) is not None:
-                raise TypeError(
+                raise ArgumentError(
                     f"a load_state_dict post-hook of {type(module).__name__} returned a value; "
                     "it may change the incompatible keys in place, and must return None"
                 )

@@ -11,7 +11,13 @@ from .. import ops as _ops
 from ..creation import asarray, empty, full, ones, zeros
 from ..distributed.call_agreement import agree
 from ..distributed.communicator import ReduceOp
-from ..errors import DistributedError, InvalidArgumentError, ShapeError, UninitializedParameterError
+from ..errors import (
+    ArgumentError,
+    DistributedError,
+    InvalidArgumentError,
+    ShapeError,
+    UninitializedParameterError,
+)
 from ..function import Function, once_differentiable
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -403,7 +409,7 @@ class SyncBatchNorm(_BatchNorm):
         SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
         """
         if not isinstance(module, Module):
-            raise TypeError(
+            raise ArgumentError(
                 "SyncBatchNorm.convert_sync_batchnorm: module must be a plugrad.nn.Module, "
                 f"got {type(module).__name__}"
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..creation import empty
+from ..errors import ArgumentError
 from ..tensor import Tensor
 from ..versions import ALIAS
 
@@ -17,7 +18,7 @@ def _data_of(kind: str, data: Tensor | None) -> Tensor:
     if data is None:
         return empty((0,))
     if not isinstance(data, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"{kind}() takes a Tensor, got {type(data).__name__}; make one with "
             "plugrad.tensor(...) or plugrad.asarray(...)"
         )

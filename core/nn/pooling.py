@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
@@ -289,7 +290,7 @@ class _MaxUnpoolNd(_PoolNd):
     def _geometry(self, value: Any) -> Any:
         values = (value,) * self._size if isinstance(value, int) else tuple(value)
         if len(values) != self._size:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{type(self).__name__}: expected an int or {self._size} ints, got {value!r}"
             )
         return values

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
 from ..creation import asarray, empty, zeros
-from ..errors import DtypeError, InvalidArgumentError, ShapeError, checked_bool
+from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError, checked_bool
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -72,7 +72,7 @@ def _check_input(
     """Refuse what is not an unbatched or batched (``ndims``) tensor of the weight's dtype
     with ``input_size`` features."""
     if not isinstance(input, Tensor):
-        raise TypeError(
+        raise ArgumentError(
             f"{layer}: the input must be a Tensor or a PackedSequence, got {type(input).__name__}"
         )
     if input.ndim not in ndims:
@@ -97,7 +97,7 @@ def _check_state(
 ) -> Tensor:
     """``state`` if it is a tensor of ``shape`` and of the input's dtype."""
     if not isinstance(state, Tensor):
-        raise TypeError(f"{layer}: {name} must be a Tensor, got {type(state).__name__}")
+        raise ArgumentError(f"{layer}: {name} must be a Tensor, got {type(state).__name__}")
     if state.shape != shape:
         raise ShapeError(f"{layer}: expected {name} of shape {shape}, got {state.shape}")
     if state.dtype is not input.dtype:
@@ -132,7 +132,7 @@ def _initial_states(
 
 def _state_pair(layer: str, hx: Any) -> tuple[Any, Any]:
     if not isinstance(hx, tuple | list) or len(hx) != 2:
-        raise TypeError(f"{layer}: hx must be a pair (h_0, c_0) of Tensors, got {hx!r:.80}")
+        raise ArgumentError(f"{layer}: hx must be a pair (h_0, c_0) of Tensors, got {hx!r:.80}")
     return hx[0], hx[1]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from .. import dtypes as _dtypes
 from ..backend import Device
 from ..creation import empty
-from ..errors import ShapeError
+from ..errors import InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from . import functional as F
@@ -42,7 +42,7 @@ class _EmbeddingTable(Module):
         name = type(self).__name__
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"{name}: padding_idx must be within [-{num_embeddings}, {num_embeddings}), "
                     f"got {padding_idx}"
                 )
@@ -219,7 +219,9 @@ class EmbeddingBag(_EmbeddingTable):
         _freeze: bool = False,
     ) -> None:
         if mode not in ("sum", "mean", "max"):
-            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+            raise InvalidArgumentError(
+                f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}"
+            )
         super().__init__(
             num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq,
             sparse, _weight, _freeze, device, dtype, backend,

@@ -24,7 +24,7 @@ from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..backend import Device
 from ..creation import full
-from ..errors import InvalidArgumentError, ShapeError
+from ..errors import ArgumentError, InvalidArgumentError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -60,7 +60,7 @@ def _activation(layer: str, activation: Any) -> Callable[[Tensor], Tensor]:
             )
         return functions[activation]
     if not callable(activation):
-        raise TypeError(
+        raise ArgumentError(
             f"{layer}: activation should be 'relu', 'gelu' or a callable, got "
             f"{type(activation).__name__}"
         )
@@ -93,7 +93,7 @@ def _clones(layer: Module, count: Any, owner: str) -> ModuleList:
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise InvalidArgumentError(f"{owner}: num_layers must be a non-negative int, got {count!r}")
     if not isinstance(layer, Module):
-        raise TypeError(f"{owner}: expected a layer (a Module), got {type(layer).__name__}")
+        raise ArgumentError(f"{owner}: expected a layer (a Module), got {type(layer).__name__}")
     return ModuleList([copy.deepcopy(layer) for _ in range(count)])
 
 
@@ -499,7 +499,7 @@ class Transformer(Module):
         """
         for name, tensor in (("src", src), ("tgt", tgt)):
             if not isinstance(tensor, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"Transformer: {name} must be a Tensor, got {type(tensor).__name__}"
                 )
         batch_axis = 0 if self.batch_first else 1

@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from ...errors import ArgumentError
 from ..module import Module
 
 __all__ = ["DataParallel"]
@@ -48,7 +49,7 @@ class DataParallel(Module):
     ) -> None:
         super().__init__()
         if not isinstance(module, Module):
-            raise TypeError(f"DataParallel wraps a Module, got {type(module).__name__}")
+            raise ArgumentError(f"DataParallel wraps a Module, got {type(module).__name__}")
         if device_ids is not None and len(device_ids) > 1:
             warnings.warn(
                 f"DataParallel(device_ids={list(device_ids)!r}): plugrad runs the module on "

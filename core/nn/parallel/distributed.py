@@ -15,7 +15,7 @@ from ... import engine as _engine
 from ...creation import asarray
 from ...distributed.call_agreement import agree
 from ...distributed.communicator import Communicator, ReduceOp, Work
-from ...errors import DistributedError
+from ...errors import ArgumentError, DistributedError, InvalidArgumentError
 from ...grad_mode import _state as _grad_state
 from ...tensor import Tensor
 from ...tensor_hooks import PostAccumulateGradHook
@@ -121,7 +121,7 @@ class DistributedDataParallel(Module):
     ) -> None:
         super().__init__()
         if not isinstance(module, Module):
-            raise TypeError(f"module must be a plugrad.nn.Module, got {type(module).__name__}")
+            raise ArgumentError(f"module must be a plugrad.nn.Module, got {type(module).__name__}")
         unsupported = {
             "dim": (dim, 0),
             "process_group": (process_group, None),
@@ -130,9 +130,13 @@ class DistributedDataParallel(Module):
         }
         for name, (value, default) in unsupported.items():
             if value != default:
-                raise ValueError(f"{name}={value!r} is not supported; leave it at {default!r}")
+                raise InvalidArgumentError(
+                    f"{name}={value!r} is not supported; leave it at {default!r}"
+                )
         if not isinstance(bucket_cap_mb, (int, float)) or bucket_cap_mb <= 0:
-            raise ValueError(f"bucket_cap_mb must be a positive number, got {bucket_cap_mb!r}")
+            raise InvalidArgumentError(
+                f"bucket_cap_mb must be a positive number, got {bucket_cap_mb!r}"
+            )
         if not dist.is_initialized():
             raise DistributedError(
                 "DistributedDataParallel needs an initialized process group; call "

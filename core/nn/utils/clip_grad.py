@@ -10,6 +10,7 @@ from typing import Any
 from ... import dtypes as _dtypes
 from ... import ops
 from ...creation import asarray
+from ...errors import ArgumentError, InvalidArgumentError
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 
@@ -29,7 +30,9 @@ def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
     found = []
     for position, p in enumerate(parameters):
         if not isinstance(p, Tensor):
-            raise TypeError(f"parameters must be Tensors; item {position} is {type(p).__name__}")
+            raise ArgumentError(
+                f"parameters must be Tensors; item {position} is {type(p).__name__}"
+            )
         if p.grad is not None:
             found.append(p.grad)
     return found
@@ -60,13 +63,13 @@ def get_total_norm(
     """
     norm_type = float(norm_type)
     if math.isnan(norm_type):
-        raise ValueError("norm_type must be a number or +-inf, got nan")
+        raise InvalidArgumentError("norm_type must be a number or +-inf, got nan")
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     tensors = list(tensors)
     for position, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"get_total_norm() takes Tensors; item {position} is {type(t).__name__}"
             )
     with no_grad():
@@ -192,7 +195,7 @@ def clip_grad_value_(
     """
     clip_value = float(clip_value)
     if clip_value < 0 or math.isnan(clip_value):
-        raise ValueError(f"clip_value must be a non-negative number, got {clip_value}")
+        raise InvalidArgumentError(f"clip_value must be a non-negative number, got {clip_value}")
     with no_grad():
         for g in _grads(parameters):
             g.copy_(ops.clip(g, -clip_value, clip_value))

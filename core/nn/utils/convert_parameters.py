@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ... import ops
+from ...errors import ArgumentError, InvalidArgumentError
 from ...tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -14,7 +15,9 @@ def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
     items = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     for position, p in enumerate(items):
         if not isinstance(p, Tensor):
-            raise TypeError(f"parameters must be Tensors; item {position} is {type(p).__name__}")
+            raise ArgumentError(
+                f"parameters must be Tensors; item {position} is {type(p).__name__}"
+            )
     return items
 
 
@@ -30,10 +33,10 @@ def parameters_to_vector(parameters: Tensor | Iterable[Tensor]) -> Tensor:
     """
     items = _as_list(parameters)
     if not items:
-        raise ValueError("parameters_to_vector needs at least one parameter")
+        raise InvalidArgumentError("parameters_to_vector needs at least one parameter")
     devices = {p.device for p in items}
     if len(devices) > 1:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"the parameters live on several devices {sorted(str(d) for d in devices)}; "
             "move them to one with Module.to(...) first"
         )
@@ -54,13 +57,13 @@ def vector_to_parameters(vec: Tensor, parameters: Tensor | Iterable[Tensor]) -> 
             [2., 3.]]), tensor([4.]))
     """
     if not isinstance(vec, Tensor) or vec.ndim != 1:
-        raise TypeError(
+        raise ArgumentError(
             f"vec must be a 1-d Tensor, got {type(vec).__name__} {getattr(vec, 'shape', '')}"
         )
     items = _as_list(parameters)
     needed = sum(p.size for p in items)
     if vec.shape[0] != needed:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"the parameters hold {needed} elements in all, but vec has {vec.shape[0]}"
         )
     offset = 0

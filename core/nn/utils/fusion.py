@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from ... import ops as _ops
 from ...creation import ones_like, zeros_like
-from ...errors import InvalidArgumentError, ShapeError
+from ...errors import ArgumentError, InvalidArgumentError, ShapeError
 from ...tensor import Tensor
 from ..conv import _ConvNd
 from ..linear import Linear
@@ -45,9 +45,9 @@ LinearT = TypeVar("LinearT", bound=Linear)
 
 def _check_eval(function: str, layer: Any, bn: Any, kind: type[Any], name: str) -> None:
     if not isinstance(layer, kind):
-        raise TypeError(f"{function}() takes a {name} layer first, got {type(layer).__name__}")
+        raise ArgumentError(f"{function}() takes a {name} layer first, got {type(layer).__name__}")
     if not isinstance(bn, _BatchNorm):
-        raise TypeError(f"{function}() takes a BatchNorm layer second, got {type(bn).__name__}")
+        raise ArgumentError(f"{function}() takes a BatchNorm layer second, got {type(bn).__name__}")
     if layer.training or bn.training:
         raise InvalidArgumentError(
             f"{function}() folds layers in evaluation mode only (a training batch norm uses "

@@ -8,6 +8,7 @@ import warnings
 from typing import Any
 
 from ... import ops as _ops
+from ...errors import InvalidArgumentError
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 from .. import functional as F
@@ -64,7 +65,9 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
             raise RuntimeError(f"weight_norm(): {name!r} of this module is normalized already")
     weight = module._parameters.get(name)
     if not isinstance(weight, Parameter):
-        raise ValueError(f"weight_norm(): {type(module).__name__} has no parameter {name!r}")
+        raise InvalidArgumentError(
+            f"weight_norm(): {type(module).__name__} has no parameter {name!r}"
+        )
     hook = WeightNorm(name, -1 if dim is None else dim)
     with no_grad():
         g = norm_except_dim(weight, hook.dim).detach()
@@ -85,7 +88,9 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
             weight = hook.compute_weight(module).detach()
         del module._parameters[name + "_g"], module._parameters[name + "_v"]
         return _restored(module, name, weight, entry)
-    raise ValueError(f"remove_weight_norm(): weight_norm of {name!r} not found in {module}")
+    raise InvalidArgumentError(
+        f"remove_weight_norm(): weight_norm of {name!r} not found in {module}"
+    )
 
 
 def _restored(module: Module, name: str, weight: Tensor, entry: Any) -> Module:
@@ -176,7 +181,9 @@ def spectral_norm(
             raise RuntimeError(f"spectral_norm(): {name!r} of this module is normalized already")
     weight = module._parameters.get(name)
     if not isinstance(weight, Parameter):
-        raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
+        raise InvalidArgumentError(
+            f"spectral_norm(): {type(module).__name__} has no parameter {name!r}"
+        )
     if dim is None:
         dim = _output_axis(module)
     hook = SpectralNorm(name, n_power_iterations, dim, eps)
@@ -201,4 +208,6 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
         del module._parameters[name + "_orig"]
         del module._buffers[name + "_u"], module._buffers[name + "_v"]
         return _restored(module, name, weight, entry)
-    raise ValueError(f"remove_spectral_norm(): spectral_norm of {name!r} not found in {module}")
+    raise InvalidArgumentError(
+        f"remove_spectral_norm(): spectral_norm of {name!r} not found in {module}"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ops as _ops
-from ...errors import AxisError
+from ...errors import AxisError, InvalidArgumentError
 from ...grad_mode import no_grad
 from ...random import randn
 from ...tensor import Tensor
@@ -96,7 +96,7 @@ def random_singular_vectors(matrix: Tensor, eps: float) -> tuple[Tensor, Tensor]
 def _check_power_iterations(n_power_iterations: Any) -> None:
     """Refuse a count of power-method steps that is not a positive int."""
     if not isinstance(n_power_iterations, int) or n_power_iterations <= 0:
-        raise ValueError(
+        raise InvalidArgumentError(
             "spectral_norm(): n_power_iterations must be a positive int, got "
             f"{n_power_iterations!r}"
         )
@@ -121,7 +121,9 @@ class _SpectralNorm(Module):
         super().__init__()
         ndim = weight.ndim
         if not -ndim <= dim < max(ndim, 1):
-            raise ValueError(f"spectral_norm(): dim={dim} is out of range for {ndim} dimensions")
+            raise InvalidArgumentError(
+                f"spectral_norm(): dim={dim} is out of range for {ndim} dimensions"
+            )
         _check_power_iterations(n_power_iterations)
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
@@ -187,7 +189,9 @@ def spectral_norm(
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"spectral_norm(): {type(module).__name__} has no parameter {name!r}")
+        raise InvalidArgumentError(
+            f"spectral_norm(): {type(module).__name__} has no parameter {name!r}"
+        )
     if dim is None:
         dim = _output_axis(module)
     register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ...errors import ArgumentError, DtypeError
+from ...errors import ArgumentError, DtypeError, InvalidArgumentError
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 from ..container import ModuleDict, ModuleList
@@ -80,7 +80,7 @@ class ParametrizationList(ModuleList):
         self.is_tensor = isinstance(value, Tensor)
         if self.is_tensor:
             if value.dtype != dtype:  # (its shape may change: the tensor is the same object)
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"a parametrization's right_inverse that gives one tensor may not change its "
                     f"dtype: {dtype} became {value.dtype}"
                 )
@@ -126,7 +126,7 @@ class ParametrizationList(ModuleList):
             else:
                 values = list(_tensors(value))
                 if len(values) != self.ntensors:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"the parametrizations' right_inverse must give {self.ntensors} tensors "
                         f"here, as at registration, got {len(values)}; nothing was assigned"
                     )
@@ -184,9 +184,9 @@ def _check_same(what: str, value: Any, shape: tuple[int, ...], dtype: Any) -> No
     """Raise unless ``value`` is a tensor of ``shape`` and ``dtype`` (PyTorch's checks, which
     ``unsafe=True`` skips)."""
     if not isinstance(value, Tensor):
-        raise ValueError(f"{what} must be a Tensor, got {type(value).__name__}")
+        raise InvalidArgumentError(f"{what} must be a Tensor, got {type(value).__name__}")
     if value.shape != shape or value.dtype != dtype:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{what} must keep the tensor's shape {shape} and dtype {dtype}, got {value.shape} "
             f"and {value.dtype}; pass unsafe=True to register a parametrization that changes them"
         )
@@ -227,7 +227,7 @@ def register_parametrization(
     ['bias', 'parametrizations.weight.original']
     """
     if not isinstance(module, Module) or not isinstance(parametrization, Module):
-        raise TypeError(
+        raise ArgumentError(
             "register_parametrization() takes a Module and a Module that computes the tensor, "
             f"got {type(module).__name__} and {type(parametrization).__name__}"
         )
@@ -249,13 +249,13 @@ def register_parametrization(
         parametrizations.unsafe |= unsafe
         return module
     if tensor_name not in module._parameters and tensor_name not in module._buffers:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"register_parametrization(): {type(module).__name__} has no parameter or buffer "
             f"named {tensor_name!r} (nor a parametrized tensor of that name)"
         )
     original = getattr(module, tensor_name)
     if original is None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"register_parametrization(): {type(module).__name__}.{tensor_name} is None"
         )
     parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)
@@ -309,7 +309,7 @@ def remove_parametrizations(
     requires grad, else a buffer, as in PyTorch.
     """
     if not is_parametrized(module, tensor_name):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"remove_parametrizations(): {type(module).__name__} has no parametrization of "
             f"{tensor_name!r}"
         )
@@ -321,7 +321,7 @@ def remove_parametrizations(
                 original.data = getattr(module, tensor_name).detach()
     else:
         if not leave_parametrized:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "remove_parametrizations(leave_parametrized=False) of a tensor parametrized "
                 "from several tensors: there is no one original to leave"
             )

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from ... import dtypes as _dtypes
 from ... import ops as _ops
 from ...creation import asarray, full
-from ...errors import DtypeError, InvalidArgumentError, ShapeError
+from ...errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from ...tensor import Tensor
 
 __all__ = [
@@ -58,12 +58,12 @@ def pad_sequence(
     if not sequences:
         raise ShapeError("pad_sequence() takes at least one sequence, got none")
     if padding_side not in ("right", "left"):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"pad_sequence(): padding_side must be 'right' or 'left', got {padding_side!r}"
         )
     for index, sequence in enumerate(sequences):
         if not isinstance(sequence, Tensor):
-            raise TypeError(
+            raise ArgumentError(
                 f"pad_sequence(): sequence {index} is a {type(sequence).__name__}; give Tensors"
             )
         if sequence.ndim == 0 or sequence.shape[1:] != sequences[0].shape[1:]:
@@ -204,7 +204,7 @@ def _lengths(function: str, lengths: Any, batch: int, longest: int) -> list[int]
         try:
             counts = [operator.index(length) for length in lengths]
         except TypeError:
-            raise TypeError(
+            raise ArgumentError(
                 f"{function}(): lengths must be a 1-d integer tensor or a list of ints, got "
                 f"{lengths!r:.80}"
             ) from None
@@ -281,7 +281,7 @@ def pack_padded_sequence(
 def _checked_packed(function: str, sequence: Any) -> tuple[PackedSequence, list[int]]:
     """``sequence`` and its ``batch_sizes`` as ints, checked to describe a packed batch."""
     if not isinstance(sequence, PackedSequence):
-        raise TypeError(f"{function}() takes a PackedSequence, got {type(sequence).__name__}")
+        raise ArgumentError(f"{function}() takes a PackedSequence, got {type(sequence).__name__}")
     sizes = [int(size) for size in sequence.batch_sizes.tolist()]
     if not sizes or any(a < b for a, b in itertools.pairwise(sizes)) or sizes[-1] < 1:
         raise ShapeError(
@@ -339,7 +339,7 @@ def pad_packed_sequence(
     sequence, sizes = _checked_packed("pad_packed_sequence", sequence)
     if total_length is not None:
         if isinstance(total_length, bool) or not isinstance(total_length, int):
-            raise TypeError(
+            raise ArgumentError(
                 f"pad_packed_sequence(): total_length must be an int or None, got {total_length!r}"
             )
         if total_length < len(sizes):

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ... import ops as _ops
-from ...errors import InvalidArgumentError
+from ...errors import ArgumentError, InvalidArgumentError
 from ...tensor import Tensor
 from .. import module as _module
 from ..module import Module
@@ -54,7 +54,7 @@ def functional_call(
     (tensor([[3., 4.]]), None)
     """
     if not isinstance(module, Module):
-        raise TypeError(f"functional_call() takes a Module, got {type(module).__name__}")
+        raise ArgumentError(f"functional_call() takes a Module, got {type(module).__name__}")
     given = _merged(parameter_and_buffer_dicts)
     replacements = _replacements(module, given, tie_weights=tie_weights, strict=strict)
     if args is None:
@@ -78,25 +78,25 @@ def _merged(dicts: Any) -> dict[str, Tensor]:
     if isinstance(dicts, Mapping):
         dicts = (dicts,)
     elif not isinstance(dicts, (tuple, list)):
-        raise TypeError(
+        raise ArgumentError(
             "functional_call() takes a dict of tensors by name, or a tuple of such dicts; got "
             f"{type(dicts).__name__}"
         )
     merged: dict[str, Tensor] = {}
     for entries in dicts:
         if not isinstance(entries, Mapping):
-            raise TypeError(
+            raise ArgumentError(
                 f"functional_call(): each dict of tensors must be a mapping, got "
                 f"{type(entries).__name__}"
             )
         for name, value in entries.items():
             if name in merged:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"functional_call(): {name!r} is in more than one of the dicts; give each "
                     "name once"
                 )
             if not isinstance(value, Tensor):
-                raise TypeError(
+                raise ArgumentError(
                     f"functional_call(): the value for {name!r} is a {type(value).__name__}; "
                     "give a Tensor"
                 )
@@ -130,7 +130,7 @@ def _replacements(
         for names in tied.values():
             named = [n for n in names if n in given]
             if len({id(given[n]) for n in named}) > 1:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"functional_call(): {', '.join(map(repr, named))} name one tied tensor "
                     "but were given different values; give one of them, or pass "
                     "tie_weights=False"
@@ -148,7 +148,7 @@ def _replacements(
         registry, key, _ = slots[name]
         earlier = swaps.setdefault((id(registry), key), (registry, key, value))
         if earlier[2] is not value:  # one module under two names, given two values
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"functional_call(): {name!r} names a tensor of a module shared under several "
                 "names, which was given different values; give it once"
             )
@@ -210,7 +210,7 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dic
     kind = type(models[0])
     for model in models:
         if not isinstance(model, Module):
-            raise TypeError(f"stack_module_state() takes Modules, got {type(model).__name__}")
+            raise ArgumentError(f"stack_module_state() takes Modules, got {type(model).__name__}")
         if type(model) is not kind:
             raise InvalidArgumentError(
                 "stack_module_state(): every model must be of one class, got "

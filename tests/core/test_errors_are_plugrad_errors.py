@@ -1,0 +1,95 @@
+"""A bad argument gets one of plugrad's errors, which is also the built-in one.
+
+``except plugrad.errors.PlugradError`` catches every refusal of plugrad's own, and
+code written for NumPy or PyTorch (``except ValueError``, ``except TypeError``)
+keeps working. The source is checked too: no ``raise ValueError(...)`` or
+``raise TypeError(...)`` of the bare built-ins is left in the package.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+import plugrad
+import plugrad.plugins
+from plugrad import errors
+
+
+def _parameter() -> plugrad.Tensor:
+    return plugrad.zeros(2, requires_grad=True)
+
+
+CASES = {
+    "a negative size": (lambda: plugrad.zeros(-1), ValueError),
+    "a negative size given as an int tensor": (lambda: plugrad.ones(plugrad.tensor(-2)), ValueError),
+    "arange without an end": (lambda: plugrad.arange(), TypeError),
+    "a DataLoader of batch_size 0": (
+        lambda: plugrad.utils.data.DataLoader([1, 2], batch_size=0),
+        ValueError,
+    ),
+    "a negative learning rate": (lambda: plugrad.optim.SGD([_parameter()], lr=-1.0), ValueError),
+    "random_split into a negative length": (
+        lambda: plugrad.utils.data.random_split(range(4), [-1, 5]),
+        ValueError,
+    ),
+    "multinomial of no samples": (lambda: plugrad.multinomial(plugrad.ones(3), 0), ValueError),
+    "gradcheck of nothing that requires grad": (
+        lambda: plugrad.autograd.gradcheck(lambda x: x, (plugrad.ones(2),)),
+        ValueError,
+    ),
+    "a normal distribution of negative scale": (
+        lambda: plugrad.distributions.Normal(0.0, -1.0, validate_args=True),
+        ValueError,
+    ),
+    "dropout of probability 2": (lambda: plugrad.nn.Dropout(p=2.0), ValueError),
+    "a linear layer of -1 inputs": (lambda: plugrad.nn.Linear(-1, 2), ValueError),
+    "an unknown reduction": (
+        lambda: plugrad.nn.functional.mse_loss(plugrad.ones(2), plugrad.ones(2), reduction="all"),
+        ValueError,
+    ),
+    "a module's parameter that is not a tensor": (
+        lambda: plugrad.nn.Module().register_parameter("w", 1.0),
+        TypeError,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_a_bad_argument_gets_a_plugrad_error_that_is_also_the_built_in(case):
+    call, built_in = case
+    with pytest.raises(built_in) as caught:
+        call()
+    assert isinstance(caught.value, errors.PlugradError), type(caught.value).__mro__
+
+
+def _bare_raises(folder: pathlib.Path) -> list[str]:
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Raise) or node.exc is None:
+                continue
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(exc, ast.Name) and exc.id in ("ValueError", "TypeError"):
+                found.append(f"{path.relative_to(folder.parent)}:{node.lineno}: raise {exc.id}")
+    return found
+
+
+@pytest.mark.parametrize("package", [plugrad, plugrad.plugins], ids=["core", "plugins"])
+def test_no_bare_value_or_type_error_is_raised_in_the_source(package):
+    # The backends are left out: their kernels raise what the array library would, and
+    # dispatch tells it again as a ShapeError naming the op.
+    folder = pathlib.Path(package.__file__).parent
+    if package is plugrad:
+        found = [
+            f
+            for f in _bare_raises(folder)
+            if not f.split("/", 2)[1].startswith(("backends", "plugins"))
+        ]
+    else:
+        found = _bare_raises(folder)
+    assert not found, "raise ArgumentError or InvalidArgumentError (or a finer class):\n" + (
+        "\n".join(found)
+    )
