@@ -28,6 +28,7 @@ from .errors import (
     DeviceMismatchError,
     DtypeError,
     IndexOutOfRangeError,
+    InvalidIndexError,
     LinAlgError,
     PluginOutputError,
     PlugradError,
@@ -1216,16 +1217,19 @@ def _retell_shape_error(
     Returns for other errors, which the caller raises again unchanged.
     """
     text = str(error)
-    if isinstance(error, PlugradError) or not any(w in text.lower() for w in _SHAPE_WORDS):
+    if isinstance(error, PlugradError):
         return
     if (
         isinstance(error, IndexError)
         and not isinstance(error, ValueError)
         and "dimension out of range" not in text.lower()
     ):
-        # an index past the end (the standard's IndexError), not an axis (NumPy's)
+        # an index past the end (the standard's IndexError), or one that cannot index the
+        # array (two ellipses, too many indices); not an axis (NumPy's AxisError)
         if "out of bounds" in text.lower():
             raise IndexOutOfRangeError(f"{op.name}(): {text}") from error
+        raise InvalidIndexError(f"{op.name}(): {text}") from error
+    if not any(w in text.lower() for w in _SHAPE_WORDS):
         return
     shapes = ", ".join(str(x.shape) if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     # An axis out of range (NumPy's AxisError is also an IndexError): the standard's IndexError.

@@ -41,6 +41,7 @@ __all__ = [
     "IndependentInputError",
     "IndexOutOfRangeError",
     "InvalidArgumentError",
+    "InvalidIndexError",
     "LinAlgError",
     "MissingAttributeError",
     "MissingDependencyError",
@@ -215,7 +216,12 @@ class PluginOutputError(PlugradError, RuntimeError):
     """
 
 
-class IndexOutOfRangeError(PlugradError, IndexError):
+class InvalidIndexError(PlugradError, IndexError):
+    """An index that cannot index the tensor: two ellipses, more indices than dimensions,
+    a mask of another shape than the axes it covers, an index array of a float dtype."""
+
+
+class IndexOutOfRangeError(InvalidIndexError):
     """An index or class target lies outside the range it indexes."""
 
 

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from . import dtypes as _dtypes
 from . import ops as _ops
 from . import versions as _versions
-from .errors import ArgumentError, BackwardError, DeviceMismatchError, DtypeError, ShapeError
+from .errors import (
+    ArgumentError,
+    AxisError,
+    BackwardError,
+    DeviceMismatchError,
+    DtypeError,
+    ShapeError,
+)
 from .memory_formats import check_memory_format, contiguous_format, memory_format
 from .versions import DETACHED
 
@@ -773,7 +780,7 @@ class _ElementCount(int):
             raise ArgumentError(f"size(dim) takes an int, got {type(dim).__name__}")
         dim = dim.__index__()  # (a NumPy int too)
         if not -len(shape) <= dim < len(shape):
-            raise IndexError(
+            raise AxisError(
                 f"size({dim}): dimension out of range for a tensor with {len(shape)} dimensions "
                 f"(expected one of {-len(shape)}..{len(shape) - 1})"
             )

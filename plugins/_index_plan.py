@@ -26,7 +26,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from plugrad.errors import IndexOutOfRangeError
+from plugrad.errors import IndexOutOfRangeError, InvalidIndexError
 from plugrad.plugins._rules import axis_slice, device_of, index_dtype
 
 #: ``segment_sum(xp, values, index, size, axis)``; see :func:`segment_sum`.
@@ -219,9 +219,9 @@ def _expand(xp: Any, key: tuple[Any, ...], shape: tuple[int, ...], device: Any) 
         elif k is not None and not isinstance(k, bool):
             consumed += k.ndim if _is_array(k) and _is_bool_array(xp, k) else 1
     if ellipses > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise InvalidIndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
-        raise IndexError(
+        raise InvalidIndexError(
             f"too many indices: the array has {ndim} dimension(s) but {consumed} were indexed"
         )
     entries: list[Any] = []
@@ -238,7 +238,7 @@ def _expand(xp: Any, key: tuple[Any, ...], shape: tuple[int, ...], device: Any) 
             indexed = tuple(shape[axis : axis + k.ndim])
             if tuple(k.shape) != indexed:
                 axes = f"axis {axis}" if k.ndim == 1 else f"axes {axis} to {axis + k.ndim - 1}"
-                raise IndexError(
+                raise InvalidIndexError(
                     f"a boolean index of shape {tuple(k.shape)} does not match {axes} of "
                     f"shape {indexed}; a mask must have the shape of the axes it indexes"
                 )
@@ -266,7 +266,7 @@ def _checked_index(xp: Any, index: Any, size: int, axis: int) -> Any:
             )
         return position % size if size else position
     if not xp.isdtype(index.dtype, "integral"):
-        raise IndexError(
+        raise InvalidIndexError(
             f"arrays used as indices must have an integer or bool dtype, not {index.dtype}"
         )
     wide = index_dtype(xp, index)

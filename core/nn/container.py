@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from ..errors import ArgumentError, InvalidArgumentError
+from ..errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError
 from ..tensor import Tensor
 from .module import Module
 from .parameter import Parameter
@@ -29,7 +29,7 @@ def _position(index: Any, length: int, kind: str) -> int:
             )
         index = operator.index(index)  # a NumPy integer, as PyTorch takes it
     if not -length <= index < length:
-        raise IndexError(f"index {index} is out of range for a {kind} of length {length}")
+        raise IndexOutOfRangeError(f"index {index} is out of range for a {kind} of length {length}")
     return index % length
 
 
@@ -250,7 +250,7 @@ class Sequential(ModuleList):
         """Put ``module`` before position ``index``; return self (PyTorch's Sequential does,
         its ModuleList returns None). An index past either end is refused, as PyTorch's."""
         if not isinstance(index, int) or not -len(self) <= index <= len(self):
-            raise IndexError(
+            raise IndexOutOfRangeError(
                 f"Sequential.insert(): index {index!r} is out of range for {len(self)} modules"
             )
         super().insert(index, module)

@@ -2,8 +2,9 @@
 
 ``except plugrad.errors.PlugradError`` catches every refusal of plugrad's own, and
 code written for NumPy or PyTorch (``except ValueError``, ``except TypeError``)
-keeps working. The source is checked too: no ``raise ValueError(...)`` or
-``raise TypeError(...)`` of the bare built-ins is left in the package.
+keeps working. The source is checked too: no ``raise ValueError(...)``,
+``raise TypeError(...)`` or ``raise IndexError(...)`` of the bare built-ins is
+left in the package.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ def _parameter() -> plugrad.Tensor:
 
 CASES = {
     "a negative size": (lambda: plugrad.zeros(-1), ValueError),
-    "a negative size given as an int tensor": (lambda: plugrad.ones(plugrad.tensor(-2)), ValueError),
+    "a negative size given as an int tensor": (
+        lambda: plugrad.ones(plugrad.tensor(-2)),
+        ValueError,
+    ),
     "arange without an end": (lambda: plugrad.arange(), TypeError),
     "a DataLoader of batch_size 0": (
         lambda: plugrad.utils.data.DataLoader([1, 2], batch_size=0),
@@ -45,6 +49,11 @@ CASES = {
         ValueError,
     ),
     "dropout of probability 2": (lambda: plugrad.nn.Dropout(p=2.0), ValueError),
+    "two ellipses in an index": (lambda: plugrad.ones(3)[..., ...], IndexError),
+    "more indices than dimensions": (lambda: plugrad.ones(3)[0, 0], IndexError),
+    "a float index array": (lambda: plugrad.ones(3)[plugrad.tensor([0.0])], TypeError),
+    "a Sequential's module past the end": (lambda: plugrad.nn.Sequential()[0], IndexError),
+    "size() of a dimension past the last": (lambda: plugrad.ones(3).size(1), IndexError),
     "a linear layer of -1 inputs": (lambda: plugrad.nn.Linear(-1, 2), ValueError),
     "an unknown reduction": (
         lambda: plugrad.nn.functional.mse_loss(plugrad.ones(2), plugrad.ones(2), reduction="all"),
@@ -72,13 +81,13 @@ def _bare_raises(folder: pathlib.Path) -> list[str]:
             if not isinstance(node, ast.Raise) or node.exc is None:
                 continue
             exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            if isinstance(exc, ast.Name) and exc.id in ("ValueError", "TypeError"):
+            if isinstance(exc, ast.Name) and exc.id in ("ValueError", "TypeError", "IndexError"):
                 found.append(f"{path.relative_to(folder.parent)}:{node.lineno}: raise {exc.id}")
     return found
 
 
 @pytest.mark.parametrize("package", [plugrad, plugrad.plugins], ids=["core", "plugins"])
-def test_no_bare_value_or_type_error_is_raised_in_the_source(package):
+def test_no_bare_value_type_or_index_error_is_raised_in_the_source(package):
     # The backends are left out: their kernels raise what the array library would, and
     # dispatch tells it again as a ShapeError naming the op.
     folder = pathlib.Path(package.__file__).parent
@@ -90,6 +99,7 @@ def test_no_bare_value_or_type_error_is_raised_in_the_source(package):
         ]
     else:
         found = _bare_raises(folder)
-    assert not found, "raise ArgumentError or InvalidArgumentError (or a finer class):\n" + (
-        "\n".join(found)
+    assert not found, (
+        "raise ArgumentError, InvalidArgumentError or InvalidIndexError (or a finer class):\n"
+        + ("\n".join(found))
     )

@@ -8,7 +8,7 @@ import numbers
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-from ...errors import ArgumentError, InvalidArgumentError
+from ...errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError
 from ...random import Generator
 from ...tensor import Tensor
 from .sampler import permutation
@@ -276,7 +276,9 @@ class ConcatDataset(Dataset[T]):
     def __getitem__(self, index: int) -> T:
         length = len(self)
         if not -length <= index < length:
-            raise IndexError(f"index {index} is out of range for a dataset of length {length}")
+            raise IndexOutOfRangeError(
+                f"index {index} is out of range for a dataset of length {length}"
+            )
         if index < 0:
             index += length
         which = bisect.bisect_right(self.cumulative_sizes, index)
