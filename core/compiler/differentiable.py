@@ -93,6 +93,20 @@ def capture_backward(
                 seen.add(id(tensor))
                 inputs.append(tensor)
                 where.append((label, index))
+    # An argument that carries a graph made before the call ends the plan's graph: the
+    # pass gives its gradient, and a later backward goes on into its graph.
+    ends = {split_edge(t._edge): t for t in leaves if t._edge is not None}
+    reached = [_inputs_reached(t._edge, ends) for t in outputs]
+    for found in reached:
+        for tensor in found.values():
+            if tensor._requires_grad and id(tensor) not in seen:
+                # (plugrad.ones(3, requires_grad=True), x.detach().requires_grad_() in the
+                # function): each replay makes it anew, and the plan gives it no gradient.
+                tracer.graph_break(
+                    f"the result's graph reaches a tensor (shape {tensor.shape}) that the "
+                    "call made and made require grad, whose gradient a replay would not give"
+                )
+                return None
     # The step that hands out the result and takes the output gradients in: the result's
     # expression with each plan value it names as an argument (renamed with the plan).
     reads: list[Ref] = []
@@ -110,9 +124,6 @@ def capture_backward(
         "text", f"yield ({expression}, ({handed}))", tuple(reads), None, stand_ins, effect=True
     )
     grad_outputs = [_wrap(g, t._device, False, None) for g, t in zip(traced, outputs)]
-    # An argument that carries a graph made before the call ends the plan's graph: the
-    # pass gives its gradient, and a later backward goes on into its graph.
-    ends = {split_edge(t._edge): t for t in leaves if t._edge is not None}
     grads = _engine.grad(
         outputs,
         inputs,
@@ -126,7 +137,6 @@ def capture_backward(
         return None
     kept: list[str] = []
     kept_where: list[tuple[str, int]] = []
-    reached = [_inputs_reached(t._edge, ends) for t in outputs]
     reaching: list[frozenset[int]] = []
     for grad, place, tensor in zip(grads, where, inputs):
         if grad is None:

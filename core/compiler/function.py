@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import gc
@@ -245,6 +246,7 @@ class CompiledFunction:
                     with_graph = differentiable.outputs_with_graph(tracer, result)
                 tracer.differentiable = {id(t) for t in with_graph}
                 output = tracer.output(result)
+                tracer.check_grads_handed_out()
                 if with_graph and tracer.broken is None:
                     backward = differentiable.capture_backward(tracer, with_graph, leaves, output)
                     if backward is not None:
@@ -589,7 +591,10 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
             continue
         for _, _, value in read:
             helper = value.fn if isinstance(value, CompiledFunction) else value
-            helper = getattr(helper, "__func__", helper)
+            try:
+                helper = getattr(helper, "__func__", helper)
+            except Exception:  # (an AttrDict's __getattr__ raising KeyError): not a method
+                pass
             if isinstance(helper, types.FunctionType) and id(helper) not in seen:
                 seen.add(id(helper))
                 if _is_the_programs(helper):
@@ -672,8 +677,13 @@ def _attributes_read(
         if id(holder) in seen or isinstance(holder, Tensor):
             continue
         seen.add(id(holder))
-        if type(holder) is dict:
-            tables: list[tuple[Any, Any, set[str]]] = [(holder, holder, keys)]
+        if isinstance(holder, dict):  # a defaultdict, an OrderedDict or another subclass too
+            # A subclass may serve its items as attributes too (an AttrDict's cfg.lr).
+            wanted = keys if type(holder) is dict else keys | names
+            tables: list[tuple[Any, Any, set[str]]] = [(holder, holder, wanted)]
+            fields = getattr(holder, "__dict__", None)
+            if type(fields) is dict:  # a subclass's own attributes, read from that dict
+                tables.append((fields, fields, names))
         elif isinstance(holder, type):
             # A custom Function's code, replaced on its class (Op.backward = ...)
             if issubclass(holder, Function) and _is_the_programs_class(holder):
@@ -830,10 +840,9 @@ def _held_by_state(
             continue
         if depth == _STATE_DEPTH:
             continue
-        kind = type(value)
-        if kind in (list, tuple, set, frozenset):
+        if isinstance(value, (list, tuple, set, frozenset, collections.deque)):
             children: Any = value
-        elif kind is dict or kind is OrderedDict:
+        elif isinstance(value, dict):  # an OrderedDict, a defaultdict (optimizer.state) too
             children = [*value.values(), *(k for k in value if isinstance(k, Tensor))]
         elif hasattr(value, "__dict__") and not isinstance(value, type):
             children = vars(value).values()
@@ -878,7 +887,7 @@ def _guarding_bindings(
 
     def guarded(L: Any, F: Any) -> Any:
         for holder, name, value in bindings:
-            if type(holder) is dict or type(holder) is types.MappingProxyType:  # (a class's)
+            if isinstance(holder, (dict, types.MappingProxyType)):  # (a class's: a proxy)
                 now = holder.get(name, _MISSING)
             else:
                 now = holder.cell_contents if name is None else getattr(holder, name, _MISSING)

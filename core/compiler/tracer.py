@@ -26,6 +26,7 @@ does, and puts them back afterwards, so eager execution pays nothing for it:
 
 from __future__ import annotations
 
+import collections
 import functools
 import gc
 import math
@@ -135,16 +136,25 @@ def _made_to_run_later(value: Any) -> bool:
     return hasattr(type(value), "__next__")
 
 
-def _holds_tensors(value: Any) -> bool:
-    """Whether ``value``'s attributes (a dataclass, a plain object) hold a Tensor, one deep."""
-    fields = getattr(value, "__dict__", None)
-    if not isinstance(fields, dict):
+def _holds_tensors(value: Any, depth: int = 3) -> bool:
+    """Whether ``value`` holds a Tensor ``depth`` levels deep: among the items of a mapping
+    (an OrderedDict, a defaultdict, any dict subclass), of a sequence or set of any kind,
+    or among the attributes of an object (a dataclass, a plain object)."""
+    if isinstance(value, Tensor):
+        return True
+    if depth == 0 or isinstance(value, (str, bytes, type)):
         return False
-    return any(
-        isinstance(v, Tensor)
-        or (type(v) in (tuple, list) and any(isinstance(i, Tensor) for i in v))
-        for v in fields.values()
-    )
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, (tuple, list, set, frozenset, collections.deque)):
+        items = value
+    else:
+        try:
+            fields = vars(value)
+        except TypeError:
+            return False
+        items = fields.values() if isinstance(fields, dict) else ()
+    return any(_holds_tensors(item, depth - 1) for item in items)
 
 
 def _is_array(value: Any) -> bool:
@@ -1210,6 +1220,8 @@ class Tracer:
         self._grad_known: set[int] = set()
         #: The tensors the call made and stored as a ``.grad`` (which every replay stores).
         self._stored_grads: set[int] = set()
+        #: Tensors the call made that a backward gave a .grad: id -> where (file:line).
+        self._made_given_grads: dict[int, str] = {}
         #: Whether a call the plan repeats that may set a ``.grad`` ran (see ``read_grad``).
         self._grads_after_host_call = False
         #: id(tensor) -> (requires_grad, edge) when first read, to notice changes.
@@ -1537,6 +1549,9 @@ class Tracer:
     def write_grad(self, tensor: Tensor, value: Any) -> None:
         key = id(tensor)
         if key in self._created:
+            if value is not None:
+                # (x.detach().requires_grad_() in the function): see check_grads_handed_out
+                self._made_given_grads[key] = _user_location()
             return
         self._grad_known.add(key)
         source = self.source_of(tensor)
@@ -1700,6 +1715,11 @@ class Tracer:
             return "{" + ", ".join(
                 f"{self._literal_output(k)}: {self.output(v)}" for k, v in value.items()
             ) + "}"  # fmt: skip
+        if kind is collections.OrderedDict:
+            pairs = "".join(
+                f"({self._literal_output(k)}, {self.output(v)}), " for k, v in value.items()
+            )
+            return f"{self.constant(kind, 'result_type_')}(({pairs}))"
         if type(value) is TracedArray or _is_array(value):
             self.graph_break("the function returns a raw array, not a Tensor")
             return "None"
@@ -1729,6 +1749,22 @@ class Tracer:
         if kind is float and math.isfinite(value):
             return repr(value)  # -0.0 keeps its sign
         return self.constant(value)
+
+    def check_grads_handed_out(self) -> None:
+        """After the result is known: a tensor the call made, gave a ``.grad`` and hands out
+        (``x_adv = x.detach().requires_grad_()``, its backward, ``return x_adv``) is a graph
+        break. Each replay makes it anew, without that ``.grad``; a ``.grad`` itself handed
+        out (``return x_adv.grad``) is replayed."""
+        for key, where in self._made_given_grads.items():
+            if key in self._materialized and self.broken is None:
+                self.broken = (
+                    f"it returns a tensor (shape {self._created[key].shape}) that the call "
+                    "made and a backward gave a .grad, which a replay would not give it",
+                    where,
+                )
+                self.recording = False
+                if self.fullgraph:
+                    self.graph_break(self.broken[0])
 
     def made_and_handed_out(self) -> list[Tensor]:
         """The tensors the call made that the replay makes too to hand them out (its
@@ -2023,6 +2059,7 @@ class Tracer:
             ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
             ("__int__", "int() of a tensor"), ("__index__", "using a tensor as an index"),
             ("__repr__", "printing a tensor"), ("register_hook", "registering a tensor hook"),
+            ("retain_grad", "retain_grad(), whose .grad a replay would not fill"),
             # (np.asarray(x): the backend's own conversion would get the traced array)
             ("__array__", "converting a tensor to a NumPy array"),
             ("__complex__", "complex() of a tensor"), ("__dlpack__", "exporting a tensor"),

@@ -1,0 +1,171 @@
+"""plugrad.compile with results and state in dict subclasses, and with leaves the call makes.
+
+Each case runs eagerly and compiled from the same start and compares every call
+exactly: a replay that cannot give what the eager call gives must capture again
+or run eagerly with a CompileWarning, never hand back another number.
+"""
+
+from __future__ import annotations
+
+import collections
+import warnings
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import nn, optim
+from plugrad.errors import CompileWarning
+
+
+class _Output(dict):
+    """A model's output as libraries return it: a dict subclass."""
+
+
+def _quietly(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompileWarning)
+        return fn(*args)
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        collections.OrderedDict,
+        lambda **items: collections.defaultdict(int, items),
+        lambda **items: _Output(items),
+        lambda **items: (1, collections.OrderedDict(items)),
+    ],
+    ids=["OrderedDict", "defaultdict", "dict subclass", "OrderedDict in a tuple"],
+)
+def test_a_result_in_a_dict_subclass_holds_this_call_s_tensors(wrap):
+    def f(x):
+        return wrap(y=x * 2)
+
+    compiled = plugrad.compile(f)
+    for i in range(4):
+        x = plugrad.full((2,), float(i))
+        got, expected = _quietly(compiled, x), f(x)
+        if isinstance(expected, tuple):
+            got, expected = got[1], expected[1]
+        assert type(got) is type(expected)
+        assert got["y"].tolist() == expected["y"].tolist() == [2.0 * i] * 2
+
+
+def test_an_ordered_dict_result_is_replayed_not_run_eagerly():
+    compiled = plugrad.compile(lambda x: collections.OrderedDict(y=x + 1), fullgraph=True)
+    for i in range(3):
+        assert compiled(plugrad.full((1,), float(i)))["y"].tolist() == [i + 1.0]
+    assert compiled.captures == 1
+
+
+def _momentum_run(compiled):
+    p = nn.Parameter(plugrad.ones(3))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+
+    def f(x):
+        opt.zero_grad()
+        (p * x).sum().backward()
+        opt.step()
+        return x.sum()
+
+    fn = plugrad.compile(f) if compiled else f
+    a = plugrad.full((3,), 2.0)
+    _quietly(fn, a)
+    _quietly(fn, opt.state[p]["momentum_buffer"])  # optimizer.state is a defaultdict
+    _quietly(fn, a)
+    return p.tolist(), opt.state[p]["momentum_buffer"].tolist(), a.tolist()
+
+
+def test_optimizer_state_in_its_defaultdict_passed_as_an_argument():
+    assert _momentum_run(True) == _momentum_run(False)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        lambda: collections.defaultdict(lambda: None),
+        lambda: type("AttrDict", (dict,), {"__getattr__": dict.__getitem__})(),
+    ],
+    ids=["defaultdict", "AttrDict"],
+)
+def test_a_model_replaced_in_a_dict_subclass_is_the_one_that_runs(table):
+    objects = table()
+    objects["model"] = nn.Linear(2, 1)
+
+    def f(x):
+        return objects["model"](x)
+
+    compiled = plugrad.compile(f)
+    x = plugrad.ones(1, 2)
+    compiled(x)
+    compiled(x)
+    objects["model"] = nn.Linear(2, 1)
+    assert _quietly(compiled, x).tolist() == f(x).tolist()
+
+
+def test_a_tensor_read_as_an_attrdict_attribute_follows_replacement_and_in_place_change():
+    AttrDict = type("AttrDict", (dict,), {"__getattr__": dict.__getitem__})
+    config = AttrDict(scale=plugrad.full((), 2.0))
+    compiled = plugrad.compile(lambda x: x * config.scale)
+    assert [compiled(plugrad.ones(1)).item() for _ in range(3)] == [2.0] * 3
+    config["scale"] = plugrad.full((), 3.0)
+    assert compiled(plugrad.ones(1)).item() == 3.0
+    config.scale.mul_(2)
+    assert compiled(plugrad.ones(1)).item() == 6.0
+
+
+def test_retain_grad_inside_runs_eagerly_with_the_eager_gradient():
+    lin = nn.Linear(3, 2)
+
+    def f(x):
+        h = lin(x)
+        h.retain_grad()
+        return h, h.tanh().sum()
+
+    compiled = plugrad.compile(f)
+    x = plugrad.randn(4, 3)
+    h, loss = f(x)
+    loss.backward()
+    expected = h.grad.numpy().copy()
+    for call in range(3):
+        lin.zero_grad()
+        if call == 0:
+            with pytest.warns(CompileWarning, match="retain_grad"):
+                h, loss = compiled(x)
+        else:  # (run eagerly from then on, without a word)
+            h, loss = compiled(x)
+        loss.backward()
+        np.testing.assert_array_equal(h.grad.numpy(), expected)
+
+
+def test_a_leaf_made_inside_gets_its_gradient_at_every_call():
+    lin = nn.Linear(3, 2)
+
+    def saliency(x):
+        x_adv = x.detach().requires_grad_()
+        (lin(x_adv) ** 2).sum().backward()
+        return x_adv
+
+    compiled = plugrad.compile(saliency)
+    x = plugrad.randn(4, 3)
+    expected = saliency(x).grad.numpy()
+    for _ in range(3):
+        got = _quietly(compiled, x).grad
+        assert got is not None
+        np.testing.assert_array_equal(got.numpy(), expected)
+    with pytest.raises(plugrad.errors.GraphBreakError, match="made"):
+        plugrad.compile(saliency, fullgraph=True)(x)
+
+
+def test_a_result_whose_graph_reaches_only_a_leaf_made_inside_runs_eagerly():
+    def f(x):
+        return plugrad.ones(3, requires_grad=True) * x
+
+    compiled = plugrad.compile(f)
+    with pytest.warns(CompileWarning, match="made require grad"):
+        compiled(plugrad.randn(3))
+    x = plugrad.randn(3)
+    y = compiled(x)
+    assert y.requires_grad and y.grad_fn is not None
+    assert y.tolist() == x.tolist()
