@@ -28,6 +28,7 @@ from .errors import (
     BackwardError,
     DeviceMismatchError,
     DtypeError,
+    InvalidArgumentError,
     ShapeError,
 )
 from .memory_formats import check_memory_format, contiguous_format, memory_format
@@ -404,7 +405,7 @@ class Tensor(_InstalledMethods):
         (True, False)
         """
         if self._edge is not None:
-            raise RuntimeError(
+            raise InvalidArgumentError(
                 "only leaf tensors can be deep-copied (this one has "
                 f"grad_fn={self.grad_fn!r}); copy x.detach() instead, or make the copy a leaf "
                 "with copy.deepcopy(x.detach()).requires_grad_()"

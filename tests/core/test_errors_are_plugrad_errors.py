@@ -10,6 +10,8 @@ left in the package.
 from __future__ import annotations
 
 import ast
+import copy
+import math
 import pathlib
 
 import pytest
@@ -17,6 +19,12 @@ import pytest
 import plugrad
 import plugrad.plugins
 from plugrad import errors
+
+
+def _with_grad(values: list[float]) -> plugrad.Tensor:
+    tensor = plugrad.zeros(len(values), requires_grad=True)
+    tensor.grad = plugrad.tensor(values)
+    return tensor
 
 
 def _parameter() -> plugrad.Tensor:
@@ -54,6 +62,22 @@ CASES = {
     "a float index array": (lambda: plugrad.ones(3)[plugrad.tensor([0.0])], TypeError),
     "a Sequential's module past the end": (lambda: plugrad.nn.Sequential()[0], IndexError),
     "size() of a dimension past the last": (lambda: plugrad.ones(3).size(1), IndexError),
+    "clipping gradients whose norm is not finite": (
+        lambda: plugrad.nn.utils.clip_grad_norm_(
+            [_with_grad([math.inf])], 1.0, error_if_nonfinite=True
+        ),
+        RuntimeError,
+    ),
+    "spectral_norm twice": (
+        lambda: plugrad.nn.utils.spectral_norm(
+            plugrad.nn.utils.spectral_norm(plugrad.nn.Linear(2, 2))
+        ),
+        RuntimeError,
+    ),
+    "a deep copy of a tensor with a graph": (
+        lambda: copy.deepcopy(_parameter() * 2),
+        RuntimeError,
+    ),
     "a linear layer of -1 inputs": (lambda: plugrad.nn.Linear(-1, 2), ValueError),
     "an unknown reduction": (
         lambda: plugrad.nn.functional.mse_loss(plugrad.ones(2), plugrad.ones(2), reduction="all"),

@@ -80,7 +80,7 @@ def get_total_norm(
         # how many tensors have a nonzero element (not how many elements are nonzero).
         total = ops.vector_norm(per_tensor, ord=norm_type)
         if error_if_nonfinite and not bool(ops.isfinite(total)):
-            raise RuntimeError(
+            raise InvalidArgumentError(
                 f"the total {norm_type}-norm of the gradients is {float(total)}, so they cannot be "
                 "clipped by it; pass error_if_nonfinite=False to scale by it anyway"
             )

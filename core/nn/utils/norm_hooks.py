@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, TypeVar
 
 from ... import ops as _ops
 from ...errors import InvalidArgumentError
@@ -23,6 +23,8 @@ from .parametrizations import (
 )
 
 __all__ = ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
+
+_Hook = TypeVar("_Hook", "WeightNorm", "SpectralNorm")
 
 
 class WeightNorm:
@@ -60,14 +62,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
         FutureWarning,
         stacklevel=2,
     )
-    for hook in _weight_norm_hooks(module):
-        if hook.name == name:
-            raise RuntimeError(f"weight_norm(): {name!r} of this module is normalized already")
-    weight = module._parameters.get(name)
-    if not isinstance(weight, Parameter):
-        raise InvalidArgumentError(
-            f"weight_norm(): {type(module).__name__} has no parameter {name!r}"
-        )
+    weight = _parameter_to_normalize(module, name, WeightNorm, "weight_norm")
     hook = WeightNorm(name, -1 if dim is None else dim)
     with no_grad():
         g = norm_except_dim(weight, hook.dim).detach()
@@ -81,16 +76,41 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`weight_norm`: ``name`` is a parameter again, holding the current weight."""
-    for entry, hook in _weight_norm_hooks(module, with_entries=True):
-        if hook.name != name:
-            continue
-        with no_grad():
-            weight = hook.compute_weight(module).detach()
-        del module._parameters[name + "_g"], module._parameters[name + "_v"]
-        return _restored(module, name, weight, entry)
-    raise InvalidArgumentError(
-        f"remove_weight_norm(): weight_norm of {name!r} not found in {module}"
-    )
+    entry, hook = _normalizing_hook(module, name, WeightNorm, "weight_norm")
+    with no_grad():
+        weight = hook.compute_weight(module).detach()
+    del module._parameters[name + "_g"], module._parameters[name + "_v"]
+    return _restored(module, name, weight, entry)
+
+
+def _parameter_to_normalize(
+    module: Module, name: str, kind: type[WeightNorm | SpectralNorm], function: str
+) -> Parameter:
+    """The parameter ``name`` that ``function`` (``"weight_norm"``, ``"spectral_norm"``) is
+    to normalize with a ``kind`` pre-hook; refused if one normalizes it already, or if
+    ``module`` has no such parameter."""
+    for hook in _hooks_of(module, kind):
+        if hook.name == name:
+            raise InvalidArgumentError(
+                f"{function}(): {name!r} of this module is normalized already"
+            )
+    weight = module._parameters.get(name)
+    if not isinstance(weight, Parameter):
+        raise InvalidArgumentError(
+            f"{function}(): {type(module).__name__} has no parameter {name!r}"
+        )
+    return weight
+
+
+def _normalizing_hook(
+    module: Module, name: str, kind: type[_Hook], function: str
+) -> tuple[Any, _Hook]:
+    """The ``kind`` pre-hook that ``function`` put on ``name``, with its hook-list entry
+    (for :func:`_restored`); refused as ``remove_<function>`` if there is none."""
+    for entry, hook in _hooks_of(module, kind, with_entries=True):
+        if hook.name == name:
+            return entry, hook
+    raise InvalidArgumentError(f"remove_{function}(): {function} of {name!r} not found in {module}")
 
 
 def _restored(module: Module, name: str, weight: Tensor, entry: Any) -> Module:
@@ -113,11 +133,6 @@ def remove_pre_hook(module: Module, entry: Any) -> None:
     hooks = module._module_hooks
     assert hooks is not None  # (the hook was found there)
     hooks.forward_pre.remove(entry)
-
-
-def _weight_norm_hooks(module: Module, with_entries: bool = False) -> Any:
-    """The :class:`WeightNorm` pre-hooks of ``module`` (with their hook-list entries)."""
-    return _hooks_of(module, WeightNorm, with_entries)
 
 
 def _hooks_of(module: Module, kind: type, with_entries: bool = False) -> Any:
@@ -176,14 +191,7 @@ def spectral_norm(
     >>> sorted(layer.state_dict())
     ['bias', 'weight_orig', 'weight_u', 'weight_v']
     """
-    for hook in _hooks_of(module, SpectralNorm):
-        if hook.name == name:
-            raise RuntimeError(f"spectral_norm(): {name!r} of this module is normalized already")
-    weight = module._parameters.get(name)
-    if not isinstance(weight, Parameter):
-        raise InvalidArgumentError(
-            f"spectral_norm(): {type(module).__name__} has no parameter {name!r}"
-        )
+    weight = _parameter_to_normalize(module, name, SpectralNorm, "spectral_norm")
     if dim is None:
         dim = _output_axis(module)
     hook = SpectralNorm(name, n_power_iterations, dim, eps)
@@ -200,14 +208,9 @@ def spectral_norm(
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`spectral_norm`: ``name`` is a parameter again, holding the normalized
     weight."""
-    for entry, hook in _hooks_of(module, SpectralNorm, with_entries=True):
-        if hook.name != name:
-            continue
-        with no_grad():
-            weight = hook.compute_weight(module, do_power_iteration=False).detach()
-        del module._parameters[name + "_orig"]
-        del module._buffers[name + "_u"], module._buffers[name + "_v"]
-        return _restored(module, name, weight, entry)
-    raise InvalidArgumentError(
-        f"remove_spectral_norm(): spectral_norm of {name!r} not found in {module}"
-    )
+    entry, hook = _normalizing_hook(module, name, SpectralNorm, "spectral_norm")
+    with no_grad():
+        weight = hook.compute_weight(module, do_power_iteration=False).detach()
+    del module._parameters[name + "_orig"]
+    del module._buffers[name + "_u"], module._buffers[name + "_v"]
+    return _restored(module, name, weight, entry)

@@ -110,7 +110,7 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for module in reversed(list(self)):
                 if not hasattr(module, "right_inverse"):
-                    raise RuntimeError(
+                    raise InvalidArgumentError(
                         f"parametrization {type(module).__name__} does not implement "
                         "right_inverse, so the parametrized tensor cannot be assigned"
                     )
