@@ -18,6 +18,17 @@ if TYPE_CHECKING:
 __all__ = ["Bilinear", "Identity", "Linear"]
 
 
+def _sizes(layer: str, **sizes: Any) -> list[int]:
+    """The ``sizes`` as ints (a NumPy int too), each refused unless a non-negative int."""
+    checked: list[int] = []
+    for name, value in sizes.items():
+        value = F._int_or_itself(value)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidArgumentError(f"{layer}: {name} must be a non-negative int, got {value!r}")
+        checked.append(value)
+    return checked
+
+
 class Linear(Module):
     """Apply ``y = x @ weight.T + bias`` to the last axis of the input.
 
@@ -59,12 +70,9 @@ class Linear(Module):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
-        in_features, out_features = map(F._int_or_itself, (in_features, out_features))
-        for name, value in (("in_features", in_features), ("out_features", out_features)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InvalidArgumentError(
-                    f"Linear: {name} must be a non-negative int, got {value!r}"
-                )
+        in_features, out_features = _sizes(
+            "Linear", in_features=in_features, out_features=out_features
+        )
         self.in_features = in_features
         self.out_features = out_features
         add_weight_and_bias(
@@ -136,19 +144,10 @@ class Bilinear(Module):
         **placement: Unpack[ParameterPlacement],
     ) -> None:
         super().__init__()
-        in1_features, in2_features, out_features = map(
-            F._int_or_itself, (in1_features, in2_features, out_features)
-        )
-        sizes = (
-            ("in1_features", in1_features),
-            ("in2_features", in2_features),
-            ("out_features", out_features),
-        )
-        for name, value in sizes:
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InvalidArgumentError(
-                    f"Bilinear: {name} must be a non-negative int, got {value!r}"
-                )
+        in1_features, in2_features, out_features = _sizes(
+            "Bilinear", in1_features=in1_features, in2_features=in2_features,
+            out_features=out_features,
+        )  # fmt: skip
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features

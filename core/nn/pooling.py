@@ -190,6 +190,8 @@ class MaxPool2d(_MaxPoolNd):
 
 @_documented("2, stride=1", "kernel_size=2, stride=1, padding=0", (1, 3, 8, 8), (1, 3, 7, 7))
 class AvgPool2d(_AvgPoolNd):
+    _avg_pool: ClassVar[Callable[..., Tensor]] = F.avg_pool2d
+
     def __init__(
         self,
         kernel_size: IntTuple,
@@ -203,7 +205,7 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(
+        return type(self)._avg_pool(
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad, self.divisor_override,
         )  # fmt: skip
@@ -259,11 +261,7 @@ class MaxPool3d(_MaxPoolNd):
 
 @_documented("2, stride=1", "kernel_size=2, stride=1, padding=0", (1, 3, 4, 8, 8), (1, 3, 3, 7, 7))
 class AvgPool3d(AvgPool2d):
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool3d(
-            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-            self.count_include_pad, self.divisor_override,
-        )  # fmt: skip
+    _avg_pool = F.avg_pool3d
 
 
 @_documented("1", "output_size=1", (2, 3, 4, 5, 7), (2, 3, 1, 1, 1))
