@@ -15,7 +15,6 @@ from ..dtype_functions import broadcast_shapes, finfo
 from ..errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError, ShapeError
 from ..grad_mode import no_grad
 from ..nn.functional import any_outside, one_hot, softplus
-from ..plugins import _rules
 from ..random import bernoulli, multinomial, rand
 from ..tensor import Tensor
 from . import constraints
@@ -162,15 +161,9 @@ class Geometric(_BinaryParameters):
     def _validate_parameters(self) -> None:
         super()._validate_parameters()
         if "probs" in self.__dict__:  # given, not derived from logits
-            with no_grad():
-                outside = _ops.logical_not(_ops.all(self.probs > 0))
-            what = f"parameter probs of {type(self).__name__} not positive"
-            if _rules.any_true(outside, what, InvalidArgumentError):  # (a replay repeats it)
-                raise InvalidArgumentError(
-                    f"Expected parameter probs (Tensor of shape {tuple(self.probs.shape)}) of "
-                    f"distribution {self!r} to be positive but found invalid values:\n"
-                    f"{self.probs!s}"
-                )
+            self._check_parameter(
+                "probs", lambda probs: probs > 0, "not positive", "to be positive but found"
+            )
 
     @property
     def mean(self) -> Tensor:

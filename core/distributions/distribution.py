@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -86,17 +87,33 @@ class Distribution:
             lazy = isinstance(getattr(type(self), name, None), cached_property)
             if lazy and name not in self.__dict__:
                 continue  # derived from the parameter given, which is checked
-            value = getattr(self, name)
-            with no_grad():
-                invalid = _ops.logical_not(_ops.all(constraint.check(value)))
-            # (a check a compiled replay repeats, not a read of values that ends a capture)
-            what = f"parameter {name} of {type(self).__name__} outside {constraint!r}"
-            if _rules.any_true(invalid, what, InvalidArgumentError):
-                raise InvalidArgumentError(
-                    f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of "
-                    f"distribution {self!r} to satisfy the constraint {constraint!r}, but found "
-                    f"invalid values:\n{value!s}"
-                )
+            self._check_parameter(
+                name,
+                constraint.check,
+                f"outside {constraint!r}",
+                f"to satisfy the constraint {constraint!r}, but found",
+            )
+
+    def _check_parameter(
+        self, name: str, check: Callable[[Tensor], Tensor], fault: str, expected: str
+    ) -> None:
+        """Raise :class:`InvalidArgumentError` where ``check`` is false at an element of the
+        parameter ``name``.
+
+        ``fault`` says what is wrong (``"not positive"``) in the check's name, which a
+        compiled replay repeats; ``expected`` is the message's words between this
+        distribution and "invalid values" (``"to be positive, but found"``).
+        """
+        value = getattr(self, name)
+        with no_grad():
+            invalid = _ops.logical_not(_ops.all(check(value)))
+        # (a check a compiled replay repeats, not a read of values that ends a capture)
+        what = f"parameter {name} of {type(self).__name__} {fault}"
+        if _rules.any_true(invalid, what, InvalidArgumentError):
+            raise InvalidArgumentError(
+                f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of "
+                f"distribution {self!r} {expected} invalid values:\n{value!s}"
+            )
 
     @property
     def batch_shape(self) -> Size:

@@ -15,9 +15,7 @@ from typing import Any, ClassVar
 from .. import ops as _ops
 from ..creation import asarray, full_like
 from ..dtype_functions import broadcast_shapes
-from ..errors import ArgumentError, InvalidArgumentError, ShapeError
-from ..grad_mode import no_grad
-from ..plugins import _rules
+from ..errors import ArgumentError, ShapeError
 from ..pytorch_names import get_default_dtype
 from ..random import rand
 from ..tensor import Size, Tensor
@@ -62,14 +60,9 @@ def _check_temperature(dist: Any, validate: bool) -> None:
             f"batch shape {batch}"
         )
     if validate:
-        with no_grad():
-            outside = _ops.logical_not(_ops.all(dist.temperature > 0))
-        what = f"parameter temperature of {type(dist).__name__} not positive"
-        if _rules.any_true(outside, what, InvalidArgumentError):  # (a replay repeats it)
-            raise InvalidArgumentError(
-                f"Expected parameter temperature (Tensor of shape {shape}) of distribution "
-                f"{dist!r} to be positive, but found invalid values:\n{dist.temperature!s}"
-            )
+        dist._check_parameter(
+            "temperature", lambda t: t > 0, "not positive", "to be positive, but found"
+        )
 
 
 class _Relaxed(TransformedDistribution):
