@@ -218,7 +218,8 @@ class PluginOutputError(PlugradError, RuntimeError):
 
 class InvalidIndexError(PlugradError, IndexError):
     """An index that cannot index the tensor: two ellipses, more indices than dimensions,
-    a mask of another shape than the axes it covers, an index array of a float dtype."""
+    a mask of another shape than the axes it covers. (``x[key]`` with an index tensor of a
+    float dtype is a :class:`DtypeError`.)"""
 
 
 class IndexOutOfRangeError(InvalidIndexError):

@@ -38,7 +38,7 @@ import secrets
 import sys
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import engine as _engine
@@ -136,25 +136,46 @@ def _made_to_run_later(value: Any) -> bool:
     return hasattr(type(value), "__next__")
 
 
-def _holds_tensors(value: Any, depth: int = 3) -> bool:
-    """Whether ``value`` holds a Tensor ``depth`` levels deep: among the items of a mapping
-    (an OrderedDict, a defaultdict, any dict subclass), of a sequence or set of any kind,
-    or among the attributes of an object (a dataclass, a plain object)."""
-    if isinstance(value, Tensor):
-        return True
-    if depth == 0 or isinstance(value, (str, bytes, type)):
-        return False
-    if isinstance(value, dict):
-        items: Any = value.values()
-    elif isinstance(value, (tuple, list, set, frozenset, collections.deque)):
-        items = value
-    else:
-        try:
-            fields = vars(value)
-        except TypeError:
-            return False
-        items = fields.values() if isinstance(fields, dict) else ()
-    return any(_holds_tensors(item, depth - 1) for item in items)
+def _holds_tensors(value: Any, wanted: Callable[[Tensor], bool]) -> bool:
+    """Whether ``value`` holds, at any depth, a Tensor for which ``wanted`` is true: among
+    the keys and values of a mapping (an OrderedDict, a defaultdict, a ChainMap), the items
+    of a sequence or set of any kind, or the attributes of an object (``__dict__`` and
+    ``__slots__``: a dataclass, a plain object)."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            if wanted(item):
+                return True
+            continue
+        if id(item) in seen or isinstance(item, _OPAQUE):
+            continue
+        seen.add(id(item))
+        if isinstance(item, Mapping):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, (tuple, list, set, frozenset, collections.deque)):
+            stack += item
+        else:
+            fields = getattr(item, "__dict__", None)
+            if isinstance(fields, dict):
+                stack += fields.values()
+            for slot in _slots_of(type(item)):
+                stack.append(getattr(item, slot, None))
+    return False
+
+
+#: What :func:`_holds_tensors` does not look into: text, classes, code, modules.
+_OPAQUE = (str, bytes, type, types.FunctionType, types.MethodType, types.ModuleType)
+
+
+def _slots_of(kind: type) -> tuple[str, ...]:
+    """The ``__slots__`` names of ``kind`` and its bases."""
+    names: list[str] = []
+    for base in kind.__mro__:
+        slots = base.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [s for s in slots if s != "__dict__"]
+    return tuple(names)
 
 
 def _is_array(value: Any) -> bool:
@@ -1409,9 +1430,11 @@ class Tracer:
 
     # -- graph breaks ------------------------------------------------------------------------
 
-    def graph_break(self, reason: str) -> None:
+    def graph_break(self, reason: str, where: str | None = None) -> None:
+        """Stop recording: ``reason`` (at ``where``, else the user's line now) makes the
+        call run eagerly, or raises under ``fullgraph``."""
         if self.broken is None:
-            self.broken = (reason, _user_location())
+            self.broken = (reason, where or _user_location())
             self.recording = False
         if self.fullgraph:
             # Every time, not only the first: code that caught the first (NumPy retrying a
@@ -1711,6 +1734,14 @@ class Tracer:
             # A named tuple (max(x, dim).values, a user's): made again with this replay's items.
             fields = ", ".join(self.output(v) for v in value)
             return f"{self.constant(kind, 'result_type_')}({fields})"
+        if (kind is dict or kind is collections.OrderedDict) and any(
+            isinstance(k, Tensor) for k in value
+        ):
+            self.graph_break(
+                "the function returns a dict with a tensor as a key, which a replay would take "
+                "from the capture; key it by something else (a string, an int)"
+            )
+            return "None"
         if kind is dict:
             return "{" + ", ".join(
                 f"{self._literal_output(k)}: {self.output(v)}" for k, v in value.items()
@@ -1723,7 +1754,7 @@ class Tracer:
         if type(value) is TracedArray or _is_array(value):
             self.graph_break("the function returns a raw array, not a Tensor")
             return "None"
-        if _holds_tensors(value):
+        if _holds_tensors(value, self._made_anew):
             # A container of another kind (a dataclass, ...) would be the capture's own object,
             # holding the capture's tensors, at every replay.
             self.graph_break(
@@ -1756,15 +1787,17 @@ class Tracer:
         break. Each replay makes it anew, without that ``.grad``; a ``.grad`` itself handed
         out (``return x_adv.grad``) is replayed."""
         for key, where in self._made_given_grads.items():
-            if key in self._materialized and self.broken is None:
-                self.broken = (
+            if key in self._materialized:
+                self.graph_break(
                     f"it returns a tensor (shape {self._created[key].shape}) that the call "
                     "made and a backward gave a .grad, which a replay would not give it",
                     where,
                 )
-                self.recording = False
-                if self.fullgraph:
-                    self.graph_break(self.broken[0])
+
+    def _made_anew(self, tensor: Tensor) -> bool:
+        """Whether a replay has another tensor where the capture had ``tensor``: one the
+        call made, or an argument. (Tensors made before the call are read as they are.)"""
+        return id(tensor) in self._created or self.sources.get(id(tensor), "").startswith("L[")
 
     def made_and_handed_out(self) -> list[Tensor]:
         """The tensors the call made that the replay makes too to hand them out (its

@@ -8,6 +8,7 @@ or run eagerly with a CompileWarning, never hand back another number.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import warnings
 
 import numpy as np
@@ -169,3 +170,49 @@ def test_a_result_whose_graph_reaches_only_a_leaf_made_inside_runs_eagerly():
     y = compiled(x)
     assert y.requires_grad and y.grad_fn is not None
     assert y.tolist() == x.tolist()
+
+
+class _Slotted:
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+
+@dataclasses.dataclass
+class _Holder:
+    t: object
+
+
+@pytest.mark.parametrize(
+    "make, read",
+    [
+        (lambda x: _Slotted(x * 2), lambda r: r.t),
+        (lambda x: _Slotted(x), lambda r: r.t),  # the argument itself
+        (lambda x: (x + 1, _Holder([[[[x * 2]]]])), lambda r: r[1].t[0][0][0][0]),
+        (lambda x: (x * 2, collections.ChainMap({"a": [x * 2]})), lambda r: r[1]["a"][0]),
+        (lambda x: {x * 2: "key"}, lambda r: next(iter(r))),
+        (lambda x: collections.OrderedDict([(x * 2, 1)]), lambda r: next(iter(r))),
+    ],
+    ids=["slots", "slots holding the argument", "5 deep", "ChainMap", "dict key", "OD key"],
+)
+def test_a_result_holding_this_call_s_tensors_anywhere_is_never_the_capture_s(make, read):
+    compiled = plugrad.compile(make)
+    for i in range(4):
+        x = plugrad.full((1,), float(i))
+        assert read(_quietly(compiled, x)).tolist() == read(make(x)).tolist()
+
+
+def test_a_result_holding_only_state_made_before_the_call_still_replays():
+    model = nn.Linear(2, 2)
+    holder = _Holder(model)
+
+    def f(x):
+        return model(x), holder
+
+    compiled = plugrad.compile(f, fullgraph=True)
+    for _ in range(3):
+        y, held = compiled(plugrad.ones(1, 2))
+        assert held is holder
+        assert y.tolist() == model(plugrad.ones(1, 2)).tolist()
+    assert compiled.captures == 1
