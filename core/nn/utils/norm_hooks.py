@@ -92,12 +92,14 @@ def _parameter_to_normalize(
     for hook in _hooks_of(module, kind):
         if hook.name == name:
             raise InvalidArgumentError(
-                f"{function}(): {name!r} of this module is normalized already"
+                f"{function}(): {name!r} of this module is normalized already; undo it with "
+                f"remove_{function}(module, {name!r}) first"
             )
     weight = module._parameters.get(name)
     if not isinstance(weight, Parameter):
         raise InvalidArgumentError(
-            f"{function}(): {type(module).__name__} has no parameter {name!r}"
+            f"{function}(): {type(module).__name__} has no parameter {name!r}; name one of "
+            f"{sorted(module._parameters)}"
         )
     return weight
 
