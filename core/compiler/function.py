@@ -6,6 +6,7 @@ import collections
 import dataclasses
 import functools
 import gc
+import operator
 import sys
 import sysconfig
 import types
@@ -509,10 +510,12 @@ _saved_tensor_hooks.on_enter(_hooks_entered)
 _dtypes.on_default_change(_forget_every_plan)
 
 
-#: Values whose binding a plan does not guard: Python's immutable scalars, read as the
-#: capture found them (documented). (Modules are guarded only where they are the
-#: program's, see ``_is_unguarded``: plugrad's and libraries' are not rebound.)
-_UNGUARDED = (bool, int, float, complex, str, bytes, type(None))
+#: Values whose binding a plan does not guard: Python's numbers and strings, read as the
+#: capture found them (documented). None is guarded: set later (``self.mask = None``,
+#: then a tensor), it changes what the code does, not a number in it. (Modules are
+#: guarded only where they are the program's, see ``_is_unguarded``: plugrad's and
+#: libraries' are not rebound.)
+_UNGUARDED = (bool, int, float, complex, str, bytes)
 
 
 def _is_unguarded(value: Any) -> bool:
@@ -667,7 +670,9 @@ def _attributes_read(
     the plan miss, as rebinding a global does; the replay would read the old object.
     Python numbers and strings are read as the capture found them, as globals are. Each
     entry is ``(object, name, value)``, or ``(dictionary, key, value)``: a module's
-    children, parameters and buffers are entries of its dictionaries.
+    children, parameters and buffers are entries of its dictionaries. A dictionary's keys
+    are an entry too, ``(dictionary, _KEYS, keys)``: adding, removing or reordering them
+    changes what ``d.get("b", 0)``, ``"b" in d`` or a loop over ``d`` computes.
     """
     found: list[tuple[Any, Any, Any]] = []
     seen: set[int] = set()
@@ -678,6 +683,9 @@ def _attributes_read(
             continue
         seen.add(id(holder))
         if isinstance(holder, dict):  # a defaultdict, an OrderedDict or another subclass too
+            # Its keys as they are, in order: the code may ask for one that is missing
+            # (d.get("b", 0), "b" in d) or go through them all.
+            found.append((holder, _KEYS, tuple(holder)))
             # A subclass may serve its items as attributes too (an AttrDict's cfg.lr).
             wanted = keys if type(holder) is dict else keys | names
             tables: list[tuple[Any, Any, set[str]]] = [(holder, holder, wanted)]
@@ -705,6 +713,11 @@ def _attributes_read(
                     for table in (holder._modules, holder._parameters, holder._buffers)
                 ]
         for target, table, wanted in tables:
+            if table is not holder:  # (a dictionary's missing keys: its _KEYS entry)
+                # An attribute the code names in a string (getattr(self, "scale", None),
+                # hasattr) and that is missing now: set later, it changes what is computed.
+                for name in sorted(k for k in keys if k not in table and k.isidentifier()):
+                    found.append((table, name, _MISSING))
             for name in sorted(wanted.intersection(table)):
                 value = table[name]
                 if _is_unguarded(value):
@@ -788,6 +801,8 @@ def _is_library(module: str, path: str | None) -> bool:
 
 
 _MISSING = object()
+#: The name of a binding that holds a dictionary's keys, in order, not one entry.
+_KEYS = object()
 
 #: How deep and how far :func:`_held_by_state` looks through the function's state.
 _STATE_DEPTH = 8
@@ -795,6 +810,7 @@ _STATE_OBJECTS = 20_000
 #: What holds no tensor of the function's state (or is code, not state).
 _NOT_STATE = (
     *_UNGUARDED,
+    type(None),
     types.ModuleType,
     type,
     types.FunctionType,
@@ -887,6 +903,10 @@ def _guarding_bindings(
 
     def guarded(L: Any, F: Any) -> Any:
         for holder, name, value in bindings:
+            if name is _KEYS:
+                if len(holder) != len(value) or not all(map(operator.is_, holder, value)):
+                    return codegen.MISS
+                continue
             if isinstance(holder, (dict, types.MappingProxyType)):  # (a class's: a proxy)
                 now = holder.get(name, _MISSING)
             else:

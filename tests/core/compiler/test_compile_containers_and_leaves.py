@@ -216,3 +216,123 @@ def test_a_result_holding_only_state_made_before_the_call_still_replays():
         assert held is holder
         assert y.tolist() == model(plugrad.ones(1, 2)).tolist()
     assert compiled.captures == 1
+
+
+_SETTINGS: dict = {"a": plugrad.full((), 2.0)}
+
+
+def _reads_a_key_that_may_be_missing(x):
+    return x * _SETTINGS.get("b", _SETTINGS["a"])
+
+
+def _asks_whether_a_key_is_there(x):
+    return x * 3 if "b" in _SETTINGS else x * 2
+
+
+def _iterates_the_dict(x):
+    y = x
+    for value in _SETTINGS.values():
+        y = y * value
+    return y
+
+
+class _Configured:
+    def __init__(self):
+        self.settings = {"a": plugrad.full((), 2.0)}
+
+    def step(self, x):
+        if "b" in self.settings:
+            return x * self.settings["b"]
+        return x * self.settings["a"]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [_reads_a_key_that_may_be_missing, _asks_whether_a_key_is_there, _iterates_the_dict],
+    ids=["get with a default", "in", "iteration"],
+)
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.__setitem__("b", plugrad.full((), 5.0)),
+        lambda d: d.pop("a"),
+        lambda d: (d.__setitem__("b", d.pop("a")), d.__setitem__("a", plugrad.full((), 7.0))),
+    ],
+    ids=["key added", "key removed", "keys reordered"],
+)
+def test_a_key_added_to_or_removed_from_a_dict_the_code_reads_makes_the_plan_miss(program, change):
+    _SETTINGS.clear()
+    _SETTINGS["a"] = plugrad.full((), 2.0)
+    compiled = plugrad.compile(program)
+    x = plugrad.full((1,), 3.0)
+    for _ in range(2):
+        assert _quietly(compiled, x).tolist() == program(x).tolist()
+    change(_SETTINGS)
+    if program is not _reads_a_key_that_may_be_missing or "a" in _SETTINGS:
+        for _ in range(2):
+            assert _quietly(compiled, x).tolist() == program(x).tolist()
+
+
+def test_a_key_added_to_a_dict_attribute_makes_a_method_s_plan_miss():
+    holder = _Configured()
+    compiled = plugrad.compile(holder.step)
+    x = plugrad.full((1,), 3.0)
+    assert [compiled(x).item() for _ in range(3)] == [6.0] * 3
+    holder.settings["b"] = plugrad.full((), 5.0)
+    assert compiled(x).item() == 15.0
+    assert compiled.captures == 2
+
+
+class _Scaled:
+    mask = None  # a class default the object may shadow
+
+    def __init__(self):
+        self.shift = None
+
+    def step(self, x):
+        scale = getattr(self, "scale", None)
+        if scale is not None:
+            x = x * scale
+        if hasattr(self, "offset"):
+            x = x + self.offset
+        if self.shift is not None:
+            x = x - self.shift
+        if self.mask is not None:
+            x = x * self.mask
+        return x
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda o: setattr(o, "scale", plugrad.full((), 5.0)),
+        lambda o: setattr(o, "offset", plugrad.full((), 5.0)),
+        lambda o: setattr(o, "shift", plugrad.full((), 5.0)),
+        lambda o: setattr(o, "mask", plugrad.full((), 5.0)),
+    ],
+    ids=["getattr with a default", "hasattr", "None replaced", "class default shadowed"],
+)
+def test_an_attribute_missing_or_none_at_capture_and_set_later_makes_the_plan_miss(change):
+    holder = _Scaled()
+    compiled = plugrad.compile(holder.step)
+    x = plugrad.full((1,), 3.0)
+    assert [compiled(x).item() for _ in range(2)] == [3.0] * 2
+    change(holder)
+    assert compiled(x).tolist() == holder.step(x).tolist()
+    assert compiled.captures == 2
+
+
+class _MaybeBiased(nn.Module):
+    def forward(self, x):
+        if hasattr(self, "extra"):
+            return x + self.extra
+        return x * 2
+
+
+def test_a_buffer_registered_after_capture_on_a_module_makes_the_plan_miss():
+    model = _MaybeBiased()
+    compiled = plugrad.compile(model)
+    x = plugrad.full((1,), 3.0)
+    assert [compiled(x).item() for _ in range(2)] == [6.0] * 2
+    model.register_buffer("extra", plugrad.full((1,), 1.0))
+    assert compiled(x).item() == 4.0
