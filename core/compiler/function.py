@@ -1135,11 +1135,10 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
                 "have no order in it to be read in at a replay; pass them in a tuple or list"
             )
         return (kind, tuple(described))
-    if kind is dict:
-        return (
-            dict,
-            tuple((_key(k, where), _describe(v, leaves, (where, k))) for k, v in value.items()),
-        )
+    if isinstance(value, dict):  # an OrderedDict (a state_dict) or another subclass too
+        items = tuple((_key(k, where), _describe(v, leaves, (where, k))) for k, v in value.items())
+        # a defaultdict's factory makes what a missing key reads
+        return (kind, getattr(value, "default_factory", None), items)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (kind, tuple(
             (field.name, _describe(getattr(value, field.name), leaves, (where, field.name)))

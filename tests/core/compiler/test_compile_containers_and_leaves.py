@@ -336,3 +336,26 @@ def test_a_buffer_registered_after_capture_on_a_module_makes_the_plan_miss():
     assert [compiled(x).item() for _ in range(2)] == [6.0] * 2
     model.register_buffer("extra", plugrad.full((1,), 1.0))
     assert compiled(x).item() == 4.0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda w, b: nn.Linear(2, 1).state_dict().__class__(weight=w, bias=b),
+        lambda w, b: collections.defaultdict(list, weight=w, bias=b),
+        lambda w, b: _Output(weight=w, bias=b),
+    ],
+    ids=["state_dict", "defaultdict", "dict subclass"],
+)
+def test_a_dict_subclass_argument_is_part_of_the_signature_by_its_items(make):
+    def f(state, x):
+        return x @ state["weight"].T + state["bias"]
+
+    compiled = plugrad.compile(f, fullgraph=True)
+    x = plugrad.ones(1, 2)
+    for i in range(3):
+        state = make(plugrad.full((1, 2), float(i)), plugrad.full((1,), 1.0))
+        assert compiled(state, x).tolist() == f(state, x).tolist() == [[2.0 * i + 1]]
+    assert compiled.captures == 1
+    compiled(dict(make(plugrad.ones(1, 2), plugrad.ones(1))), x)  # a plain dict: its own plan
+    assert compiled.captures == 2
