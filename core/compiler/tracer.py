@@ -1725,6 +1725,10 @@ class Tracer:
         if isinstance(value, Tensor):
             ref = self.tensor_ref(value)
             return "None" if ref is None else ref.name
+        if id(value) in self.bound and not _holds_tensors(value, self._made_anew):
+            # State made before the call (a global dict, self.history): eager hands out that
+            # object itself, as it is then.
+            return self.constant(value)
         if kind in (tuple, list):
             items = [self.output(v) for v in value]
             if kind is tuple:
@@ -1770,6 +1774,8 @@ class Tracer:
                 "not in the call; return the tensors themselves (a list or tuple of them)"
             )
             return "None"
+        if kind is set:  # made by the call: each replay hands out a set of its own
+            return f"set({self.constant(frozenset(value))})"
         return self._literal_output(value)
 
     def _literal_output(self, value: Any) -> str:

@@ -359,3 +359,35 @@ def test_a_dict_subclass_argument_is_part_of_the_signature_by_its_items(make):
     assert compiled.captures == 1
     compiled(dict(make(plugrad.ones(1, 2), plugrad.ones(1))), x)  # a plain dict: its own plan
     assert compiled.captures == 2
+
+
+_STATS = collections.OrderedDict(calls=0)
+
+
+class _Logged:
+    def __init__(self):
+        self.history = [1.0]
+
+    def step(self, x):
+        return x * 2, self.history
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: (lambda x: (x * 2, _STATS), _STATS), lambda: ((o := _Logged()).step, o.history)],
+    ids=["global OrderedDict", "list attribute"],
+)
+def test_state_the_function_returns_is_that_same_object_at_every_replay(make):
+    fn, state = make()
+    compiled = plugrad.compile(fn, fullgraph=True)
+    for _ in range(3):
+        assert compiled(plugrad.ones(1))[1] is state
+    assert compiled.captures == 1
+
+
+def test_a_set_the_call_makes_is_a_new_set_at_every_replay():
+    compiled = plugrad.compile(lambda x: (x * 2, {1, 2}), fullgraph=True)
+    first = compiled(plugrad.ones(1))[1]
+    first.add(3)
+    for _ in range(2):
+        assert compiled(plugrad.ones(1))[1] == {1, 2}
