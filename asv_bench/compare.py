@@ -389,9 +389,9 @@ def report(results: dict[str, Any], args: argparse.Namespace, torch_version: str
     about = (
         f"Measured {when} on {machine_description(args.threads, torch_version)}. "
         f"Backend {args.backend!r}. In each of {args.repeat} rounds, plugrad, the floor and "
-        "PyTorch run in turn; times are medians over the rounds (per call; the process's CPU "
-        "time on the CPU, wall time with the device waited for on a GPU), ratios the medians "
-        "of the rounds' ratios. Memory is "
+        "PyTorch run in turn (every other round in reverse order); times are medians over "
+        "the rounds (per call; the process's CPU time on the CPU, wall time with the device "
+        "waited for on a GPU), ratios the medians of the rounds' ratios. Memory is "
         "tracemalloc's peak during one step."
     )
     if args.format == "rst":

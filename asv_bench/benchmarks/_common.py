@@ -107,13 +107,18 @@ def interleaved_runs(
     In a round each function runs in turn for about ``seconds``. Interleaving
     (a, b, a, b, ...) rather than timing all of ``a`` then all of ``b`` lets a
     ratio be taken within a round, between runs a few milliseconds apart, so a
-    change in the machine's load affects both sides alike.
+    change in the machine's load affects both sides alike. Every other round
+    runs them in the reverse order (a, b, then b, a): a run starts with the
+    caches as the run before it left them, and a fixed order would give each
+    function the same predecessor in every round, a bias of a few percent.
     """
     numbers = [calls_for(fn, seconds, clock) for fn in fns]
-    return [
-        [seconds_per_call(fn, number, clock) for fn, number in zip(fns, numbers)]
-        for _ in range(repeat)
-    ]
+    runs = []
+    for index in range(repeat):
+        order = range(len(fns)) if index % 2 == 0 else range(len(fns) - 1, -1, -1)
+        times = {i: seconds_per_call(fns[i], numbers[i], clock) for i in order}
+        runs.append([times[i] for i in range(len(fns))])
+    return runs
 
 
 def medians(runs: list[list[float]]) -> list[float]:
