@@ -159,6 +159,10 @@ class CompiledFunction:
         self._last: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
         #: How many captures ran (a test and a user can see re-captures).
         self.captures = 0
+        #: The hashes of signatures dropped from the cache, and whether capturing one
+        #: again was said (a warning, once).
+        self._dropped: set[int] = set()
+        self._said_dropped = False
         functools.update_wrapper(self, fn)
 
     # -- calling ---------------------------------------------------------------------------
@@ -272,7 +276,20 @@ class CompiledFunction:
             entry = _Entry()
             self._cache[key] = entry
             while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+                dropped, _ = self._cache.popitem(last=False)
+                if len(self._dropped) < _DROPPED_KEPT:
+                    self._dropped.add(hash(dropped))
+            if hash(key) in self._dropped and not self._said_dropped:
+                self._said_dropped = True
+                warnings.warn(
+                    f"plugrad.compile: {self._name()} captured again an input signature its "
+                    f"cache had dropped: it is called with more signatures (argument shapes, "
+                    f"dtypes, values) than cache_size={self.cache_size} holds, and each such "
+                    "call pays for a capture. Raise cache_size, or call it with fewer shapes "
+                    "(pad or bucket them).",
+                    CompileWarning,
+                    stacklevel=4,  # the caller of the compiled function
+                )
         if tracer.broken is not None:
             reason, where = tracer.broken
             if self.fullgraph:  # the function caught the GraphBreakError and went on
@@ -455,6 +472,7 @@ class CompiledFunction:
     def cache_clear(self) -> None:
         """Forget every plan; the next call captures again."""
         self._cache.clear()
+        self._dropped.clear()
         self._last = None
 
     @property
@@ -1183,6 +1201,10 @@ def _where(where: Any) -> str:
         where, key = where
         path.append(f"[{key!r}]")
     return f"argument {where!r}" + "".join(reversed(path))
+
+
+#: How many dropped signatures a compiled function remembers (to warn when one returns).
+_DROPPED_KEPT = 4096
 
 
 def _checked_cache_size(value: Any) -> int:

@@ -343,8 +343,13 @@ def test_cache_is_bounded_least_recently_used_first():
     assert compiled.cache_len == 2
     compiled(plugrad.ones(3))
     assert compiled.captures == 3
-    compiled(plugrad.ones(1))  # evicted: captured again
+    with pytest.warns(CompileWarning, match="captured again an input signature its cache had"):
+        compiled(plugrad.ones(1))  # evicted: captured again, said once
     assert compiled.captures == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled(plugrad.ones(2))
+    assert compiled.captures == 5
 
 
 def test_not_callable_is_a_type_error():
