@@ -39,6 +39,7 @@ __all__ = [
     "GraphFreedError",
     "InPlaceModificationError",
     "IndependentInputError",
+    "IndexDtypeError",
     "IndexOutOfRangeError",
     "InvalidArgumentError",
     "InvalidIndexError",
@@ -218,8 +219,16 @@ class PluginOutputError(PlugradError, RuntimeError):
 
 class InvalidIndexError(PlugradError, IndexError):
     """An index that cannot index the tensor: two ellipses, more indices than dimensions,
-    a mask of another shape than the axes it covers. (``x[key]`` with an index tensor of a
-    float dtype is a :class:`DtypeError`.)"""
+    a mask of another shape than the axes it covers, an index tensor of a float dtype
+    (:class:`IndexDtypeError`)."""
+
+
+class IndexDtypeError(DtypeError, InvalidIndexError):
+    """An index tensor whose dtype cannot index (``x[plugrad.tensor([0.0])]``).
+
+    Both a :class:`DtypeError` and an ``IndexError``, as NumPy and PyTorch raise
+    an ``IndexError`` there.
+    """
 
 
 class IndexOutOfRangeError(InvalidIndexError):

@@ -12,7 +12,7 @@ from . import dtypes as _dtypes
 from . import grad_mode as _grad_mode
 from . import ops as _ops
 from . import versions as _versions
-from .errors import ArgumentError, DeviceMismatchError, DtypeError
+from .errors import ArgumentError, DeviceMismatchError, DtypeError, IndexDtypeError
 from .grad_mode import no_grad
 from .tensor import Tensor, _wrap, install_methods
 
@@ -271,7 +271,7 @@ def _index_array(tensor: Tensor, index: Tensor, recorded: bool) -> Any:
             f"{tensor._device.name!r}; move it with .to({tensor._device.name!r})"
         )
     if index.dtype.kind not in ("signed integer", "unsigned integer", "bool"):
-        raise DtypeError(
+        raise IndexDtypeError(
             f"index tensors must have an integer or bool dtype, not {index.dtype.name}; "
             "convert with plugrad.astype(index, plugrad.int64)"
         )

@@ -60,6 +60,14 @@ CASES = {
     "two ellipses in an index": (lambda: plugrad.ones(3)[..., ...], IndexError),
     "more indices than dimensions": (lambda: plugrad.ones(3)[0, 0], IndexError),
     "a float index array": (lambda: plugrad.ones(3)[plugrad.tensor([0.0])], TypeError),
+    "a float index array (as NumPy and PyTorch: an IndexError)": (
+        lambda: plugrad.ones(3)[plugrad.tensor([0.0])],
+        IndexError,
+    ),
+    "a float index array in an assignment": (
+        lambda: plugrad.ones(3).__setitem__((plugrad.tensor([0.0]),), 1.0),
+        IndexError,
+    ),
     "a Sequential's module past the end": (lambda: plugrad.nn.Sequential()[0], IndexError),
     "size() of a dimension past the last": (lambda: plugrad.ones(3).size(1), IndexError),
     "clipping gradients whose norm is not finite": (
