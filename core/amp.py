@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .errors import ArgumentError, InvalidArgumentError
+from .errors import ArgumentError, CallOrderError, InvalidArgumentError, StateDictError
 from .grad_mode import no_grad
 from .tensor import Tensor
 
@@ -196,9 +196,9 @@ class GradScaler:
             return
         state = self._state(optimizer)
         if state["stepped"]:  # (step() unscales too: this is the first thing to say)
-            raise RuntimeError("unscale_() is being called after step()")
+            raise CallOrderError("unscale_() is being called after step(); call update() first")
         if state["unscaled"]:
-            raise RuntimeError(
+            raise CallOrderError(
                 "unscale_() has already been called on this optimizer since the last update()"
             )
         inverse = _dtypes.rounded_to_float32(1.0 / self._scale)  # PyTorch's float32 reciprocal
@@ -216,10 +216,10 @@ class GradScaler:
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
-            raise RuntimeError("GradScaler.step() does not take a closure (as PyTorch's)")
+            raise InvalidArgumentError("GradScaler.step() does not take a closure (as PyTorch's)")
         state = self._state(optimizer)
         if state["stepped"]:
-            raise RuntimeError("step() has already been called since the last update()")
+            raise CallOrderError("step() has already been called since the last update()")
         if not state["unscaled"]:
             self.unscale_(optimizer)
         state["stepped"] = True
@@ -240,7 +240,7 @@ class GradScaler:
                 )
             self._scale = _dtypes.rounded_to_float32(value)
         elif not self._per_optimizer:
-            raise RuntimeError(
+            raise CallOrderError(
                 "GradScaler.update(): no step() or unscale_() since the last update(), so no "
                 "gradient was checked for inf or NaN; call scaler.step(optimizer) before "
                 "scaler.update(), or pass update(new_scale)"
@@ -276,7 +276,7 @@ class GradScaler:
         if not self._enabled:
             return
         if not state_dict:
-            raise RuntimeError(
+            raise StateDictError(
                 "GradScaler.load_state_dict(): the state dict is empty (it came from a "
                 "disabled scaler)"
             )

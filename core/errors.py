@@ -25,9 +25,11 @@ __all__ = [
     "BackendError",
     "BackendUnavailableError",
     "BackwardError",
+    "CallOrderError",
     "CompileError",
     "CompileWarning",
     "ConvergenceError",
+    "DataLoaderWorkerError",
     "DeviceGraphError",
     "DeviceMismatchError",
     "DistributedError",
@@ -158,6 +160,11 @@ class AxisError(ShapeError, IndexError):
     """
 
 
+class CallOrderError(PlugradError, RuntimeError):
+    """A method called out of the order its object needs (``GradScaler.step()`` twice
+    before ``update()``); the message says which call comes first."""
+
+
 class StateDictError(PlugradError, RuntimeError):
     """A state dict does not fit a module: missing or unexpected keys, other shapes or dtypes."""
 
@@ -264,6 +271,10 @@ class SerializationError(PlugradError, ValueError):
 class ConvergenceError(PlugradError, ArithmeticError):
     """An iterative computation (a series, a continued fraction) did not converge within its
     bound of terms: its result would be inaccurate, so none is returned."""
+
+
+class DataLoaderWorkerError(PlugradError, RuntimeError):
+    """A DataLoader's worker process ended without sending the batch it was making."""
 
 
 class DistributedError(PlugradError, RuntimeError):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import DistributedError, InvalidArgumentError
 
 __all__ = ["DemoResult", "add_parser", "load_data", "main", "train"]
 
@@ -327,7 +327,9 @@ def _check_saved_weights(path: str, network: Any, rank: int) -> None:
     saved = plugrad.load(path)
     for name, value in network.state_dict().items():
         if not bool(plugrad.all(saved[name] == value)):
-            raise RuntimeError(f"rank {rank}: {name} in {path} differs from this rank's replica")
+            raise DistributedError(
+                f"rank {rank}: {name} in {path} differs from this rank's replica"
+            )
 
 
 def _write_outputs(

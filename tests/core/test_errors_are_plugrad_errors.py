@@ -31,6 +31,14 @@ def _parameter() -> plugrad.Tensor:
     return plugrad.zeros(2, requires_grad=True)
 
 
+def _stepped_twice() -> None:
+    parameter = _with_grad([1.0, 2.0])
+    optimizer = plugrad.optim.SGD([parameter], lr=0.1)
+    scaler = plugrad.amp.GradScaler()
+    scaler.step(optimizer)
+    scaler.step(optimizer)
+
+
 CASES = {
     "a negative size": (lambda: plugrad.zeros(-1), ValueError),
     "a negative size given as an int tensor": (
@@ -86,6 +94,11 @@ CASES = {
         lambda: copy.deepcopy(_parameter() * 2),
         RuntimeError,
     ),
+    "GradScaler.step() twice before update()": (_stepped_twice, RuntimeError),
+    "GradScaler.update() before any step()": (
+        lambda: plugrad.amp.GradScaler().update(),
+        RuntimeError,
+    ),
     "a linear layer of -1 inputs": (lambda: plugrad.nn.Linear(-1, 2), ValueError),
     "an unknown reduction": (
         lambda: plugrad.nn.functional.mse_loss(plugrad.ones(2), plugrad.ones(2), reduction="all"),
@@ -113,13 +126,14 @@ def _bare_raises(folder: pathlib.Path) -> list[str]:
             if not isinstance(node, ast.Raise) or node.exc is None:
                 continue
             exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            if isinstance(exc, ast.Name) and exc.id in ("ValueError", "TypeError", "IndexError"):
+            bare = ("ValueError", "TypeError", "IndexError", "RuntimeError")
+            if isinstance(exc, ast.Name) and exc.id in bare:
                 found.append(f"{path.relative_to(folder.parent)}:{node.lineno}: raise {exc.id}")
     return found
 
 
 @pytest.mark.parametrize("package", [plugrad, plugrad.plugins], ids=["core", "plugins"])
-def test_no_bare_value_type_or_index_error_is_raised_in_the_source(package):
+def test_no_bare_value_type_index_or_runtime_error_is_raised_in_the_source(package):
     # The backends are left out: their kernels raise what the array library would, and
     # dispatch tells it again as a ShapeError naming the op.
     folder = pathlib.Path(package.__file__).parent

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from ... import dtypes as _dtypes
-from ...errors import ArgumentError, InvalidArgumentError
+from ...errors import ArgumentError, DataLoaderWorkerError, InvalidArgumentError
 from ...random import Generator, manual_seed, randint
 from ...tensor import Tensor
 from .dataset import IterableDataset
@@ -441,7 +441,7 @@ class DataLoader:
                 try:  # what it sent just before it ended may still be on its way
                     return channel.get(timeout=0.5)
                 except queue.Empty:
-                    raise RuntimeError(
+                    raise DataLoaderWorkerError(
                         f"DataLoader worker {worker_id} (pid {worker.pid}) exited unexpectedly "
                         f"with exit code {worker.exitcode}"
                     ) from None
