@@ -1723,6 +1723,14 @@ class Tracer:
         """The expression that rebuilds ``value`` (the function's result) at replay."""
         kind = type(value)
         if isinstance(value, Tensor):
+            if kind is not Tensor and id(value) in self._created:
+                # (a replay makes plain Tensors)
+                self.graph_break(
+                    f"the function returns a {kind.__name__} it made (a Tensor subclass, such "
+                    "as an nn.Parameter), which a replay would hand out as a plain Tensor; "
+                    "make it outside the function, or return a Tensor"
+                )
+                return "None"
             ref = self.tensor_ref(value)
             return "None" if ref is None else ref.name
         if id(value) in self.bound and not _holds_tensors(value, self._made_anew):

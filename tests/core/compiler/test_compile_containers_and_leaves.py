@@ -391,3 +391,29 @@ def test_a_set_the_call_makes_is_a_new_set_at_every_replay():
     first.add(3)
     for _ in range(2):
         assert compiled(plugrad.ones(1))[1] == {1, 2}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda x: nn.Parameter(x * 2), lambda x: (x + 1, [nn.Parameter(x * 2)])],
+    ids=["Parameter", "Parameter in a list"],
+)
+def test_a_tensor_subclass_the_call_makes_and_returns_keeps_its_class(make):
+    compiled = plugrad.compile(make)
+    for i in range(3):
+        x = plugrad.full((2,), float(i))
+        got, expected = _quietly(compiled, x), make(x)
+        if isinstance(expected, tuple):
+            got, expected = got[1][0], expected[1][0]
+        assert type(got) is nn.Parameter and got.is_leaf and got.requires_grad
+        assert got.tolist() == expected.tolist()
+    with pytest.raises(plugrad.errors.GraphBreakError, match="Parameter it made"):
+        plugrad.compile(make, fullgraph=True)(plugrad.ones(2))
+
+
+def test_a_parameter_passed_in_and_returned_replays_as_itself():
+    compiled = plugrad.compile(lambda p: (p, p * 2), fullgraph=True)
+    p = nn.Parameter(plugrad.ones(2))
+    for _ in range(3):
+        q, y = compiled(p)
+        assert q is p and y.tolist() == [2.0, 2.0]
