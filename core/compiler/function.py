@@ -528,25 +528,32 @@ _saved_tensor_hooks.on_enter(_hooks_entered)
 _dtypes.on_default_change(_forget_every_plan)
 
 
-#: Values whose binding a plan does not guard: Python's numbers and strings, read as the
-#: capture found them (documented). None is guarded: set later (``self.mask = None``,
-#: then a tensor), it changes what the code does, not a number in it. (Modules are
-#: guarded only where they are the program's, see ``_is_unguarded``: plugrad's and
-#: libraries' are not rebound.)
-_UNGUARDED = (bool, int, float, complex, str, bytes)
+#: Python's scalars: a binding to one is guarded by its type and value, not its identity
+#: (``lr = lr * 1.0`` is the same number in a new object). A number the code reads from a
+#: global, a closure or an attribute is baked into the plan (``x * lr``) or decides a
+#: branch (``if step % 10 == 0``): a new value captures a plan for it.
+_SCALARS = (bool, int, float, complex, str, bytes)
 
 
 def _is_unguarded(value: Any) -> bool:
-    """Whether a binding to ``value`` is not guarded: a Python scalar, or a module or class
-    of plugrad's, a library's or Python's (``import numpy as np``, ``Tensor``: checked at
-    every call they would cost every replay, and are not rebound)."""
-    if isinstance(value, _UNGUARDED):
-        return True
+    """Whether a binding to ``value`` is not guarded: a module or class of plugrad's, a
+    library's or Python's (``import numpy as np``, ``Tensor``: checked at every call they
+    would cost every replay, and are not rebound)."""
     if isinstance(value, type):
         return not _is_the_programs_class(value)
     if isinstance(value, types.ModuleType):
         return _is_library(value.__name__, getattr(value, "__file__", None))
     return False
+
+
+def _same_scalar(now: Any, then: Any) -> bool:
+    """Whether ``now`` is the scalar ``then`` by type and value: ``0.0`` and ``-0.0`` differ
+    (``x / s`` does), as do ``1`` and ``1.0``; a NaN is the same as a NaN."""
+    if type(now) is not type(then):
+        return False
+    if isinstance(then, (float, complex)):
+        return repr(now) == repr(then)
+    return bool(now == then)
 
 
 def compile_module_calls(module: Any, **options: Any) -> CompiledFunction:
@@ -584,8 +591,12 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     function = getattr(fn, "__func__", fn)
     forward = getattr(type(fn), "forward", None)  # a module's (its own state is checked)
     owner = getattr(fn, "__self__", None)
-    if not hasattr(function, "__code__") and forward is not None:
-        function, owner = forward, fn
+    if not hasattr(function, "__code__"):
+        call = next((vars(c)["__call__"] for c in type(fn).__mro__ if "__call__" in vars(c)), None)
+        if forward is not None:
+            function, owner = forward, fn
+        elif isinstance(call, types.FunctionType):  # an object of the program's callable class
+            function, owner = call, fn
     found: list[tuple[Any, Any, Any]] = []
     names: set[str] = {"forward"} if isinstance(owner, _module.Module) else set()
     keys: set[str] = set()
@@ -757,6 +768,8 @@ def _ids_bound(bindings: tuple[tuple[Any, Any, Any], ...]) -> set[int]:
     (``def train(closure=closure)``: the closure was made before the call)."""
     ids = set()
     for _, name, value in bindings:
+        if isinstance(value, _SCALARS):  # (a small int is one object everywhere)
+            continue
         ids.add(id(value))
         if name == "__defaults__":
             ids.update(map(id, value))
@@ -827,7 +840,7 @@ _STATE_DEPTH = 8
 _STATE_OBJECTS = 20_000
 #: What holds no tensor of the function's state (or is code, not state).
 _NOT_STATE = (
-    *_UNGUARDED,
+    *_SCALARS,
     type(None),
     types.ModuleType,
     type,
@@ -929,7 +942,7 @@ def _guarding_bindings(
                 now = holder.get(name, _MISSING)
             else:
                 now = holder.cell_contents if name is None else getattr(holder, name, _MISSING)
-            if now is not value:
+            if now is not value and not (isinstance(value, _SCALARS) and _same_scalar(now, value)):
                 return codegen.MISS
         return replay(L, F)
 

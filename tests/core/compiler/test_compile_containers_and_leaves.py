@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -417,3 +418,91 @@ def test_a_parameter_passed_in_and_returned_replays_as_itself():
     for _ in range(3):
         q, y = compiled(p)
         assert q is p and y.tolist() == [2.0, 2.0]
+
+
+_LR = 0.1
+_CLIP = True
+_CALLS = 0
+
+
+def _hand_written_sgd(w, x):
+    loss = (w * x).sum()
+    (grad,) = plugrad.autograd.grad(loss, [w])
+    with plugrad.no_grad():
+        w.sub_(_LR * grad)
+        if _CLIP:
+            w.clamp_(-1.0, 1.0)
+    return loss
+
+
+def test_a_python_number_read_from_a_global_is_guarded_by_its_value():
+    global _LR, _CLIP
+    try:
+        ws = [plugrad.zeros(2, requires_grad=True) for _ in range(2)]
+        compiled = plugrad.compile(_hand_written_sgd)
+        x = plugrad.tensor([3.0, -4.0])
+        for step in range(6):
+            _LR = 0.1 * (step + 1)  # a schedule written by hand
+            _CLIP = step < 3
+            compiled(ws[0], x)
+            _hand_written_sgd(ws[1], x)
+            assert ws[0].tolist() == ws[1].tolist()
+        _LR = 0.1 * 6  # the same number in a new object: the plan still holds
+        compiled(ws[0], x)
+        assert compiled.captures == 6
+    finally:
+        _LR, _CLIP = 0.1, True
+
+
+class _Scaler:
+    def __init__(self):
+        self.factor = 2.0
+
+    def __call__(self, x):
+        return x / self.factor
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [(3.0, [1.0]), (-0.0, [-math.inf]), (2, [1.5])],
+    ids=["new value", "zero's sign", "int for float"],
+)
+def test_a_python_number_read_from_an_attribute_is_guarded_by_type_and_value(change, expected):
+    scaler = _Scaler()
+    compiled = plugrad.compile(scaler, fullgraph=True)
+    x = plugrad.tensor([3.0])
+    assert compiled(x).tolist() == [1.5]
+    scaler.factor = 0.0
+    assert compiled(x).tolist() == [math.inf]
+    scaler.factor = change
+    assert compiled(x).tolist() == expected
+
+
+def _counting(x):
+    global _CALLS
+    _CALLS += 1
+    return x * _CALLS
+
+
+def test_a_function_that_changes_a_number_it_reads_captures_at_every_call():
+    global _CALLS
+    _CALLS = 0
+    compiled = plugrad.compile(_counting)
+    results = [compiled(plugrad.ones(1)).item() for _ in range(4)]
+    assert results == [1.0, 2.0, 3.0, 4.0] and _CALLS == 4
+
+
+class _Affine:
+    def __init__(self):
+        self.weight = plugrad.full((1,), 2.0)
+
+    def __call__(self, x):
+        return x * self.weight
+
+
+def test_a_callable_object_s_attributes_are_guarded_as_a_method_s():
+    affine = _Affine()
+    compiled = plugrad.compile(affine, fullgraph=True)
+    assert [compiled(plugrad.ones(1)).item() for _ in range(2)] == [2.0, 2.0]
+    affine.weight = plugrad.full((1,), 5.0)
+    assert compiled(plugrad.ones(1)).item() == 5.0
