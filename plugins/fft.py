@@ -13,9 +13,10 @@ normalizations, and their rules say so.
 from __future__ import annotations
 
 import functools
+import numbers
 from typing import Any
 
-from plugrad.errors import InvalidArgumentError
+from plugrad.errors import ArgumentError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import axis_slice, cast, checked_axis, device_of, one_array
@@ -79,6 +80,80 @@ def _pair_weights(xp: Any, like: Any, axis: int, full: int) -> Any:
     return xp.astype(doubled, like.dtype) + 1.0
 
 
+_NORMS = ("backward", "ortho", "forward", None)  # (None: PyTorch's "backward")
+#: The transforms whose output along their (last) axis is real of length ``2 * (m - 1)``
+#: by default, from ``m`` terms.
+_HALVED_INPUT = frozenset({"irfft", "hfft", "irfftn", "hfftn"})
+
+
+def _checked_norm(name: str, norm: Any) -> None:
+    if norm not in _NORMS:
+        raise InvalidArgumentError(
+            f"{name}(): norm must be 'backward', 'ortho', 'forward' or None (as 'backward'), "
+            f"got {norm!r}"
+        )
+
+
+def _checked_length(name: str, n: Any, length: int, halved: bool, where: str) -> None:
+    """A transform's length along one axis: ``n`` given (-1 in ``s``: the input's), or the
+    default (``length``, or ``2 * (length - 1)`` for a halved one), at least 1."""
+    if n is not None and not (n == -1 and where == "s"):  # (in s: the input's length)
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise ArgumentError(f"{name}(): {where} must be an int, got {type(n).__name__}")
+        if n < 1:
+            raise InvalidArgumentError(f"{name}(): {where} must be a positive length, got {n}")
+        return
+    default = 2 * (length - 1) if halved and n is None else length
+    if default < 1:
+        raise InvalidArgumentError(
+            f"{name}(): the axis it transforms has {length} element(s), which makes a "
+            f"transform of length {default}; pass {where} (at least 1)"
+        )
+
+
+def _checked_one_axis(name: str, shape: tuple[int, ...], n: Any, axis: int, norm: Any) -> None:
+    _checked_norm(name, norm)
+    _checked_length(name, n, shape[axis], name in _HALVED_INPUT, "n")
+
+
+def _checked_over_axes(name: str, shape: tuple[int, ...], s: Any, axes: Any, norm: Any) -> None:
+    _checked_norm(name, norm)
+    if not shape:
+        return
+    if s is not None and axes is not None and len(s) != len(axes):
+        raise InvalidArgumentError(
+            f"{name}(): s {tuple(s)} and axes {tuple(axes)} must have one entry each per "
+            "transformed axis"
+        )
+    transformed, _ = _axes_and_sizes(
+        shape, None, axes if axes is not None else _default_axes(s, None)
+    )
+    sizes = [None] * len(transformed) if s is None else list(s)
+    for index, (axis, n) in enumerate(zip(transformed, sizes)):
+        halved = name in _HALVED_INPUT and index == len(transformed) - 1
+        _checked_length(name, n, shape[axis], halved, "s")
+
+
+def _library(xp: Any, name: str, a: Any, **options: Any) -> Any:
+    """``xp.fft.<name>(a, **options)``; where ``a`` is empty along an axis it does not
+    transform (an empty batch), computed on one row of zeros and cut to none (PyTorch's
+    transforms fail on an empty batch; NumPy's give the empty result)."""
+    transform = getattr(xp.fft, name)
+    if 0 not in a.shape:
+        return transform(a, **options)
+    ndim = a.ndim
+    if "axis" in options:
+        transformed = {options["axis"] % ndim}
+    else:
+        transformed = set(_axes_and_sizes(tuple(a.shape), options.get("s"), options.get("axes"))[0])
+    empty = [i for i in range(ndim) if a.shape[i] == 0 and i not in transformed]
+    if not empty:
+        return transform(a, **options)
+    filled = tuple(1 if i in empty else length for i, length in enumerate(a.shape))
+    out = transform(xp.zeros(filled, dtype=a.dtype, device=device_of(a)), **options)
+    return out[tuple(slice(0, 0) if i in empty else slice(None) for i in range(out.ndim))]
+
+
 # -- kernels and rules ---------------------------------------------------------------------
 
 
@@ -88,7 +163,19 @@ def _complex_input(name: str) -> Any:
 
     def kernel(xp: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
         checked_axis(name, axis, x.ndim)
-        return getattr(xp.fft, name)(_as_complex(xp, x), n=n, axis=axis, norm=norm)
+        _checked_one_axis(name, tuple(x.shape), n, axis, norm)
+        return _library(xp, name, _as_complex(xp, x), n=n, axis=axis, norm=norm)
+
+    return kernel
+
+
+def _real_input(name: str) -> Any:
+    """The kernel of a 1-D transform of real input (``rfft``, ``ihfft``)."""
+
+    def kernel(xp: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+        checked_axis(name, axis, x.ndim)
+        _checked_one_axis(name, tuple(x.shape), n, axis, norm)
+        return _library(xp, name, x, n=n, axis=axis, norm=norm)
 
     return kernel
 
@@ -104,6 +191,8 @@ def _over_axes(name: str, computed_by: str | None = None) -> Any:
         axes = _default_axes(s, axes)
         if axes is not None:
             _checked_axes(name, axes, x.ndim)
+        _checked_over_axes(name, tuple(x.shape), s, axes, norm)
+        if axes is not None:
             unique = {a % x.ndim if x.ndim and -x.ndim <= a < x.ndim else a for a in axes}
             if len(unique) != len(axes):
                 raise InvalidArgumentError(
@@ -116,14 +205,14 @@ def _over_axes(name: str, computed_by: str | None = None) -> Any:
         if s is not None and -1 in s:
             # -1 is the input's length; Dask's transforms chunked their result for -1
             s = _axes_and_sizes(tuple(x.shape), s, axes)[1]
-        return getattr(xp.fft, function)(x, s=s, axes=axes, norm=norm)
+        return _library(xp, function, x, s=s, axes=axes, norm=norm)
 
     return kernel
 
 
 def _fft_grad(inverse_name: str) -> Any:
     def rule(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
-        grad = getattr(xp.fft, inverse_name)(g, axis=axis, norm=_DUAL[norm])
+        grad = _library(xp, inverse_name, g, axis=axis, norm=_DUAL[norm])
         return cast(xp, _resize(xp, grad, axis, x.shape[axis]), x.dtype)
 
     return rule
@@ -132,7 +221,7 @@ def _fft_grad(inverse_name: str) -> Any:
 def _fftn_grad(inverse_name: str) -> Any:
     def rule(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: str) -> Any:
         axes_, _ = _axes_and_sizes(tuple(x.shape), s, axes)
-        grad = getattr(xp.fft, inverse_name)(g, axes=axes_, norm=_DUAL[norm])
+        grad = _library(xp, inverse_name, g, axes=axes_, norm=_DUAL[norm])
         return cast(xp, _resize_axes(xp, grad, axes_, tuple(x.shape)), x.dtype)
 
     return rule
@@ -141,12 +230,12 @@ def _fftn_grad(inverse_name: str) -> Any:
 def _rfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
     full = x.shape[axis] if n is None else n
     padded = _resize(xp, g, axis, full)
-    grad = xp.real(xp.fft.ifft(padded, axis=axis, norm=_DUAL[norm]))
+    grad = xp.real(_library(xp, "ifft", padded, axis=axis, norm=_DUAL[norm]))
     return cast(xp, _resize(xp, grad, axis, x.shape[axis]), x.dtype)
 
 
 def _irfft_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: Any, axis: int, norm: str) -> Any:
-    grad = xp.fft.rfft(g, axis=axis, norm=_DUAL[norm])
+    grad = _library(xp, "rfft", g, axis=axis, norm=_DUAL[norm])
     grad = grad * _pair_weights(xp, grad, axis % grad.ndim, g.shape[axis])
     return cast(xp, _resize(xp, grad, axis, x.shape[axis]), x.dtype)
 
@@ -187,7 +276,7 @@ def _ihfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
 def _rfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: str) -> Any:
     axes_, sizes = _axes_and_sizes(tuple(x.shape), s, axes)
     padded = _resize(xp, g, axes_[-1], sizes[-1])
-    grad = xp.real(xp.fft.ifftn(padded, axes=axes_, norm=_DUAL[norm]))
+    grad = xp.real(_library(xp, "ifftn", padded, axes=axes_, norm=_DUAL[norm]))
     return cast(xp, _resize_axes(xp, grad, axes_, tuple(x.shape)), x.dtype)
 
 
@@ -195,7 +284,7 @@ def _irfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
     shape = tuple(x.shape)
     axes_, _ = _axes_and_sizes(shape, s, axes)
     sizes = tuple(g.shape[a] for a in axes_)  # the real output's lengths
-    grad = xp.fft.rfftn(g, axes=axes_, norm=_DUAL[norm])
+    grad = _library(xp, "rfftn", g, axes=axes_, norm=_DUAL[norm])
     grad = grad * _pair_weights(xp, grad, axes_[-1], sizes[-1])
     return cast(xp, _resize_axes(xp, grad, axes_, shape), x.dtype)
 
@@ -217,7 +306,8 @@ def _torch_one_axis(name: str) -> Any:
 
     def transform(xp: Any, x: Any, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
         checked_axis(name, dim, x.ndim)
-        return getattr(xp.fft, name)(x, n=n, axis=dim, norm=norm or "backward")
+        # (xp: plugrad's namespace, whose op of the standard's form checks the rest)
+        return getattr(xp.fft, name)(x, n=n, axis=dim, norm="backward" if norm is None else norm)
 
     transform.__doc__ = f"PyTorch's ``torch.fft.{name}(input, n=None, dim=-1, norm=None)``."
     return one_array(transform)
@@ -235,7 +325,7 @@ def _torch_over_axes(name: str, dims: Any = None) -> Any:
             # standard's (as on every other axis) is the input's length m.
             last = dim[-1] if dim is not None else -1
             s = (*s[:-1], 2 * (x.shape[last] - 1))
-        return getattr(xp.fft, name)(x, s=s, axes=dim, norm=norm or "backward")
+        return getattr(xp.fft, name)(x, s=s, axes=dim, norm="backward" if norm is None else norm)
 
     transform.__doc__ = f"PyTorch's ``torch.fft`` transform over ``dim`` (default {dims})."
     return one_array(transform)
@@ -253,7 +343,6 @@ def _torch_shift(name: str) -> Any:
     return one_array(shift)
 
 
-_ONE_AXIS = "(x, /, *, n=None, axis=-1, norm='backward')"
 #: A transform's row: integer and bool input computes in the default float dtype (PyTorch's
 #: rfft of int64 is complex64), as fft's already did.
 _transform = functools.partial(op, namespace="fft", saves=(), promotion="float")
@@ -266,9 +355,9 @@ _REAL_INPUT = frozenset({"rfft", "rfftn", "ihfft", "ihfftn"})
 
 def _one_axis_row(name: str, vjp: Any, *, doc: str, kernel: Any = None) -> OpDef:
     """The row of a one-axis transform, with PyTorch's ``(input, n, dim, norm)`` form; without
-    ``kernel``, the backend's function of that name computes it."""
-    spec = name if kernel is not None else name + _ONE_AXIS
-    return _transform(spec, kernel, vjp=vjp, torch_function=_torch_one_axis(name), doc=doc,
+    ``kernel``, the backend's function of that name computes it (its arguments checked)."""
+    return _transform(name, kernel or _real_input(name), vjp=vjp,
+                      torch_function=_torch_one_axis(name), doc=doc,
                       real_only=name in _REAL_INPUT)  # fmt: skip
 
 

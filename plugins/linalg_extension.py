@@ -783,6 +783,8 @@ def _matrix_power_grad(xp: Any, g: Any, ans: Any, x: Any, *, n: int) -> Any:
 def _matrix_power(xp: Any, x: Any, /, n: int) -> Any:
     # A kernel of its own: the standard's takes n positionally only, and NumPy's hands back x
     # itself for n == 1 (a later x.add_(1) would change the result).
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise ArgumentError(f"matrix_power(): n must be an int, got {type(n).__name__} {n!r}")
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ShapeError(
             f"matrix_power() takes a square matrix (or a stack of them), got shape "

@@ -251,3 +251,58 @@ def test_a_dim_out_of_range_is_an_axis_error_naming_the_transform(call) -> None:
     # It was the library's IndexError ("tuple index out of range"), naming no function.
     with pytest.raises(plugrad.errors.AxisError, match=r"fft\w*\(\): dim -?\d is out of range"):
         call(plugrad.ones(3, 4))
+
+
+#: Every backend installed here: PyTorch's transforms are the ones that refused an empty batch.
+_BACKENDS_HERE = [name for name in plugrad.backends.available() if name != "cupy"]
+
+
+@pytest.mark.parametrize("backend", _BACKENDS_HERE)
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda x: F.fft(x, norm="bad"), ValueError, "norm must be"),
+        (lambda x: F.fft(x, n=0), ValueError, "n must be a positive length, got 0"),
+        (lambda x: F.rfft(x, n=-1), ValueError, "n must be a positive length, got -1"),
+        (lambda x: F.ifft(x, n=2.5), TypeError, "n must be an int"),
+        (lambda x: F.fft(x[:, :0]), ValueError, "has 0 element"),
+        (lambda x: F.irfft(x[:, :1]), ValueError, "has 1 element"),
+        (lambda x: F.hfft(x[:, :1], n=-2), ValueError, "got -2"),
+        (lambda x: F.irfftn(x[:, :1]), ValueError, "has 1 element"),
+        (lambda x: F.fftn(x, s=(2,), axes=(0, 1)), ValueError, "one entry each"),
+        (lambda x: F.fft2(x, s=(2, 0)), ValueError, "got 0"),
+        (lambda x: plugrad.linalg.matrix_power(x[:, :2], 1.5), TypeError, "must be an int"),
+    ],
+    ids=["norm", "n 0", "n -1", "n float", "empty axis", "irfft of 1 term", "hfft n -2",
+         "irfftn of 1 term", "s and axes", "s with 0", "matrix_power of a float"],
+)  # fmt: skip
+def test_a_bad_transform_argument_is_a_plugrad_error_on_every_backend(
+    backend, call, error, words
+) -> None:
+    # It was the library's own error: NumPy's ValueError, PyTorch's RuntimeError.
+    with plugrad.use_backend(backend):
+        x = plugrad.ones(2, 4, requires_grad=True)
+        with pytest.raises(error, match=words) as caught:
+            call(x)
+    assert isinstance(caught.value, plugrad.errors.PlugradError)
+    assert x.grad is None and x.tolist() == [[1.0] * 4] * 2
+
+
+@pytest.mark.parametrize("backend", _BACKENDS_HERE)
+@pytest.mark.parametrize(
+    "name, out_length",
+    [("fft", 5), ("ifft", 5), ("rfft", 3), ("ihfft", 3), ("irfft", 8), ("hfft", 8),
+     ("fftn", 5), ("rfftn", 3), ("irfftn", 8), ("hfftn", 8), ("ihfftn", 3)],
+)  # fmt: skip
+def test_an_empty_batch_transforms_to_an_empty_result_with_its_gradient(
+    backend, name, out_length
+) -> None:
+    # PyTorch's transforms fail on an empty batch ("MKL FFT error"); NumPy's give the
+    # empty result, as every backend now does.
+    with plugrad.use_backend(backend):
+        x = plugrad.zeros(0, 5, requires_grad=True)
+        options = {"axes": (-1,)} if name.endswith("n") else {}
+        y = getattr(F, name)(x, **options)
+        assert tuple(y.shape) == (0, out_length)
+        (y.real if y.dtype.kind == "complex floating" else y).sum().backward()
+        assert tuple(x.grad.shape) == (0, 5)
