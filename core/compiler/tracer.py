@@ -1103,6 +1103,7 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
     key (parameters, state tensors, options); a step that made state (the
     first one) gives a plan that is not kept: the next call captures again.
     """
+    from ..optim.hooks import has_step_hooks
     from ..optim.optimizer import Optimizer, plain_options
 
     def step(self: Any, closure: Any = None) -> Any:
@@ -1111,6 +1112,7 @@ def _optimizer_step(host_step: Callable[..., Any], tracer: Tracer) -> Callable[.
             or not tracer.recording
             or closure is not None
             or type(self)._step_group is not Optimizer._step_group
+            or has_step_hooks(self)  # (Python around the step: the replay repeats it all)
         ):
             return host_step(self, closure)
         before = self._compile_key()

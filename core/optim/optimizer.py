@@ -28,10 +28,23 @@ from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from ..grad_mode import enable_grad
 from ..nn.module import zero_grads
 from ..tensor import Tensor, _wrap
+from ..tensor_hooks import RemovableHandle
 from ..transfer import move_array
+from .hooks import (
+    has_step_hooks,
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+    registered,
+    with_step_hooks,
+)
 from .updates import zeros_state
 
-__all__ = ["Optimizer", "ParamsT"]
+__all__ = [
+    "Optimizer",
+    "ParamsT",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+]
 
 #: What optimizers accept as ``params``: tensors, or dicts with a ``"params"`` entry.
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
@@ -112,6 +125,13 @@ class Optimizer:
     #: momentum or betas of OneCycleLR and CyclicLR). What the array part decides from
     #: their values is in the compile key instead (:meth:`_structure_of`).
     _fresh_options: frozenset[str] = frozenset({"lr"})
+    # (see register_step_pre_hook and the others)
+    _optimizer_step_pre_hooks: list[Callable[..., Any]]
+    _optimizer_step_post_hooks: list[Callable[..., Any]]
+    _optimizer_state_dict_pre_hooks: list[Callable[..., Any]]
+    _optimizer_state_dict_post_hooks: list[Callable[..., Any]]
+    _optimizer_load_state_dict_pre_hooks: list[Callable[..., Any]]
+    _optimizer_load_state_dict_post_hooks: list[Callable[..., Any]]
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -119,6 +139,8 @@ class Optimizer:
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         # Counts step() calls; learning-rate schedulers check it to catch a wrong call order.
         self._step_count = 0
+        # PyTorch's names: code written for it may read them.
+        self._no_hooks()
         if isinstance(params, Tensor):
             raise ArgumentError(
                 f"{type(self).__name__} takes an iterable of tensors (or of parameter-group "
@@ -243,6 +265,77 @@ class Optimizer:
             )
 
     # -- stepping ----------------------------------------------------------------------
+
+    def _no_hooks(self) -> None:
+        """Empty hook lists, under PyTorch's names (code written for it may read them)."""
+        for name in _HOOK_LISTS:
+            setattr(self, name, [])
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Hooks are not pickled (nor deep-copied), as PyTorch's are not: often lambdas.
+        return {k: v for k, v in self.__dict__.items() if k not in _HOOK_LISTS and k != "_in_step"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._no_hooks()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # a step of its own runs the step hooks too
+            cls.step = with_step_hooks(cls.__dict__["step"])  # type: ignore[method-assign]
+
+    # -- hooks -------------------------------------------------------------------------
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` before each :meth:`step`; it returns None,
+        or ``(args, kwargs)`` to call the step with instead. Returns a handle whose
+        ``remove()`` unregisters it.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> w = plugrad.tensor([1.0], requires_grad=True)
+        >>> opt = plugrad.optim.SGD([w], lr=0.5)
+        >>> handle = opt.register_step_pre_hook(lambda o, args, kwargs: print("stepping"))
+        >>> w.sum().backward()
+        >>> opt.step()
+        stepping
+        >>> handle.remove()
+        """
+        return registered(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` after each :meth:`step` (an average of the
+        weights kept beside the training, say). Returns a handle whose ``remove()``
+        unregisters it."""
+        return registered(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer)`` before :meth:`state_dict` builds the dict (first of the
+        hooks with ``prepend``)."""
+        return registered(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` on the dict :meth:`state_dict` built; what it
+        returns, unless None, is the dict returned (and handed to the next hook)."""
+        return registered(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` before :meth:`load_state_dict` reads the dict
+        (a shallow copy of the one given); what it returns, unless None, is read instead."""
+        return registered(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer)`` after :meth:`load_state_dict` loaded the dict."""
+        return registered(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every parameter.
@@ -456,7 +549,8 @@ class Optimizer:
                     for param in params
                 )
             groups.append((tuple(map(id, params)), tuple(options), entries))
-        return (tuple(groups), self._choices())
+        # (with step hooks, a compiled step repeats the whole step, hooks and all)
+        return (tuple(groups), self._choices(), has_step_hooks(self))
 
     def _choices(self) -> tuple[Any, ...]:
         """What the array part of the next step decides from the state's numbers.
@@ -544,6 +638,7 @@ class Optimizer:
                         parts.append(f"type({found}[{key!r}]) is {constant(type(value))}")
         if type(self)._choices is not Optimizer._choices:
             parts.append(f"{me}._choices() == {constant(self._choices())}")
+        parts.append(f"{constant(has_step_hooks)}({me}) is {has_step_hooks(self)}")
         return "(" + " and ".join(parts) + ")"
 
     # -- state dicts -------------------------------------------------------------------
@@ -576,6 +671,8 @@ class Optimizer:
         >>> opt.state_dict()["param_groups"][0]["params"]
         [0]
         """
+        for hook in getattr(self, "_optimizer_state_dict_pre_hooks", ()):
+            hook(self)
         index_of: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -592,7 +689,12 @@ class Optimizer:
             for param, entry in self.state.items()
             if id(param) in index_of
         }
-        return {"state": state, "param_groups": groups}
+        packed_dict = {"state": state, "param_groups": groups}
+        for hook in getattr(self, "_optimizer_state_dict_post_hooks", ()):
+            changed = hook(self, packed_dict)
+            if changed is not None:
+                packed_dict = changed
+        return packed_dict
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Restore the state and options saved by :meth:`state_dict`.
@@ -622,6 +724,13 @@ class Optimizer:
         (0.1, 1)
         """
         name = type(self).__name__
+        pre_hooks = getattr(self, "_optimizer_load_state_dict_pre_hooks", ())
+        if pre_hooks and isinstance(state_dict, Mapping):
+            state_dict = dict(state_dict)  # (a hook may change it: not the caller's)
+            for hook in pre_hooks:
+                changed = hook(self, state_dict)
+                if changed is not None:
+                    state_dict = changed
         if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
             found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
             raise InvalidArgumentError(
@@ -682,6 +791,8 @@ class Optimizer:
             state[param] = {key: _state_value_for(param, value) for key, value in entry.items()}
         self.param_groups = groups
         self.state = state
+        for hook in getattr(self, "_optimizer_load_state_dict_post_hooks", ()):
+            hook(self)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
         """Raise ``ValueError``/``TypeError`` if ``state`` cannot be used for ``param``."""
@@ -696,6 +807,20 @@ class Optimizer:
             lines.append(f"  group {number}: {count} param{'s' * (count != 1)}, {options}")
         lines.append(")")
         return "\n".join(lines)
+
+
+#: The hook lists of an optimizer (see Optimizer._no_hooks).
+_HOOK_LISTS = (
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+)
+
+# (a subclass's own step is wrapped by __init_subclass__)
+Optimizer.step = with_step_hooks(Optimizer.__dict__["step"])  # type: ignore[method-assign]
 
 
 def _refuse_unordered(params: Any, name: str) -> None:
