@@ -50,7 +50,7 @@ def ifftshift(x: TensorLike, /, dim: Any = ..., *, axes: Any = ..., out: Any = .
     """Inverse of :func:`fftshift`."""
 
 
-def ihfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
+def ihfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:
     """Inverse of :func:`hfft`: the conjugated first half of a real signal's spectrum."""
 
 
@@ -74,7 +74,7 @@ def irfftn(x: TensorLike, /, s: Any = ..., dim: Any = ..., norm: str = ..., *, a
     """Inverse of :func:`rfftn`: real output of sizes ``s``."""
 
 
-def rfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: Any = ..., *, axis: Any = ..., out: Any = ...) -> Tensor:
+def rfft(x: TensorLike, /, n: Any = ..., dim: Any = ..., norm: str = ..., *, axis: int = ..., out: Any = ...) -> Tensor:
     """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative terms."""
 
 
