@@ -165,6 +165,7 @@ __all__ = [
     "multilabel_margin_loss",
     "lp_pool1d",
     "lp_pool2d",
+    "lp_pool3d",
     "selu_",
     "celu_",
     "max_pool1d_with_indices",
@@ -295,8 +296,7 @@ def _pool_pair(function: str, name: str, value: Any, minimum: int) -> tuple[int,
 
 
 def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]:
-    # The pools report a bad geometry as a plain ValueError.
-    return cast("tuple[int, int]", _ntuple(function, name, value, 2, minimum, error=ValueError))
+    return cast("tuple[int, int]", _ntuple(function, name, value, 2, minimum))
 
 
 # -- linear and activations ---------------------------------------------------------------
@@ -1986,7 +1986,7 @@ def _pool_arguments(
     def geometry(name: str, value: Any, minimum: int) -> tuple[int, ...]:
         if nd == 2:
             return _pool_pair(function, name, value, minimum)
-        return _ntuple(function, name, value, nd, minimum, one_for_all=True, error=ValueError)
+        return _ntuple(function, name, value, nd, minimum, one_for_all=True)
 
     kernel = geometry("kernel_size", kernel_size, 1)
     no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
@@ -3623,11 +3623,10 @@ def _ntuple(
     n: int,
     minimum: int,
     one_for_all: bool = False,
-    error: type[ValueError] = InvalidArgumentError,
 ) -> tuple[int, ...]:
     """``value`` as ``n`` ints ``>= minimum``: one int for every axis, or a sequence of ``n``
     (or, with ``one_for_all``, of one, as PyTorch's convolutions take ``stride=(2,)``); else
-    ``error``."""
+    an InvalidArgumentError."""
     value = _int_or_itself(value)
     if isinstance(value, int):
         values: tuple[Any, ...] = (value,) * n
@@ -3643,7 +3642,9 @@ def _ntuple(
         what = {1: "an int or a 1-tuple of ints", 2: "an int or a pair of ints"}.get(
             n, f"an int or a tuple of {n} ints"
         )
-        raise error(f"{function}(): {name} must be {what} >= {minimum}, got {value!r}")
+        raise InvalidArgumentError(
+            f"{function}(): {name} must be {what} >= {minimum}, got {value!r}"
+        )
     return values
 
 
@@ -4475,14 +4476,38 @@ def _lp_pool(
         raise InvalidArgumentError(
             f"{function}(): norm_type must be a non-zero number, got {norm_type!r}"
         )
+    dims = int(function[-2])  # lp_pool1d, 2d, 3d
+    # (checked here: the average pool it is computed with would name itself)
+    _ntuple(function, "kernel_size", kernel_size, dims, 1)
+    if stride is not None:
+        _ntuple(function, "stride", stride, dims, 1)
     if math.isinf(norm_type):
         sign = 1.0 if norm_type > 0 else -1.0
         return sign * largest(sign * _ops.abs(input), kernel_size, stride, 0, 1, ceil_mode)
     out = average(input**norm_type, kernel_size, stride, 0, ceil_mode)
-    dims = 2 if function == "lp_pool2d" else 1
     kernel_size = _int_or_itself(kernel_size)
     kernel = kernel_size**dims if isinstance(kernel_size, int) else math.prod(kernel_size)
     return (_ops.sign(out) * relu(_ops.abs(out)) * kernel) ** (1.0 / norm_type)
+
+
+def lp_pool3d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """The ``norm_type``-norm of each window of the last three axes (see :func:`lp_pool2d`).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.lp_pool3d(plugrad.full((1, 1, 2, 2, 2), 2.0), 2, 2)
+    tensor([[[[[5.6569]]]]])
+    """
+    return _lp_pool("lp_pool3d", avg_pool3d, max_pool3d, input, norm_type, kernel_size, stride,
+                    ceil_mode)  # fmt: skip
 
 
 def lp_pool1d(
@@ -4625,10 +4650,7 @@ def max_unpool3d(
     function = "max_unpool3d"
 
     def triple(name: str, value: Any, minimum: int) -> tuple[int, int, int]:
-        # (a bad geometry is a plain ValueError, as the pools report it)
-        return cast(
-            "tuple[int, int, int]", _ntuple(function, name, value, 3, minimum, error=ValueError)
-        )
+        return cast("tuple[int, int, int]", _ntuple(function, name, value, 3, minimum))
 
     kernel = triple("kernel_size", kernel_size, 1)
     step = kernel if stride is None else triple("stride", stride, 1)

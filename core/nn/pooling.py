@@ -22,6 +22,7 @@ __all__ = [
     "AvgPool3d",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
@@ -407,3 +408,16 @@ class LPPool2d(_LPPoolNd):
     """
 
     _lp_pool = F.lp_pool2d
+
+
+class LPPool3d(_LPPoolNd):
+    """Apply :func:`plugrad.nn.functional.lp_pool3d`: the ``norm_type``-norm of each window.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.nn.LPPool3d(1, 2)(plugrad.ones((1, 1, 2, 2, 2)))
+    tensor([[[[[8.]]]]])
+    """
+
+    _lp_pool = F.lp_pool3d

@@ -99,6 +99,14 @@ CASES = {
         lambda: plugrad.amp.GradScaler().update(),
         RuntimeError,
     ),
+    "max_pool2d of kernel size 0": (
+        lambda: plugrad.nn.functional.max_pool2d(plugrad.ones(1, 1, 4, 4), 0),
+        ValueError,
+    ),
+    "avg_pool3d of stride 0": (
+        lambda: plugrad.nn.functional.avg_pool3d(plugrad.ones(1, 1, 4, 4, 4), 2, 0),
+        ValueError,
+    ),
     "a linear layer of -1 inputs": (lambda: plugrad.nn.Linear(-1, 2), ValueError),
     "an unknown reduction": (
         lambda: plugrad.nn.functional.mse_loss(plugrad.ones(2), plugrad.ones(2), reduction="all"),

@@ -649,6 +649,8 @@ def test_max_unpool_1d_errors_name_it_and_its_shapes(call, error, match) -> None
         (lambda m, p: m.LPPool2d(p, 3, 2, ceil_mode=True), (2, 3, 7, 6)),
         (lambda m, p: m.LPPool2d(p, (2, 3), (1, 2)), (2, 3, 7, 6)),
         (lambda m, p: m.LPPool1d(p, 3, 2, ceil_mode=True), (2, 3, 9)),
+        (lambda m, p: m.LPPool3d(p, 2), (2, 2, 4, 4, 4)),
+        (lambda m, p: m.LPPool3d(p, (2, 3, 2), (1, 2, 2), ceil_mode=True), (1, 2, 5, 6, 5)),
     ],
 )
 def test_power_average_pools_match_pytorch(backend, norm_type, make, shape) -> None:
