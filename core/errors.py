@@ -34,6 +34,7 @@ __all__ = [
     "DeviceMismatchError",
     "DistributedError",
     "DistributedTimeoutError",
+    "DivisionByZeroError",
     "DtypeError",
     "FunctionBackwardError",
     "GradcheckError",
@@ -275,6 +276,11 @@ class ConvergenceError(PlugradError, ArithmeticError):
 
 class DataLoaderWorkerError(PlugradError, RuntimeError):
     """A DataLoader's worker process ended without sending the batch it was making."""
+
+
+class DivisionByZeroError(PlugradError, ZeroDivisionError, RuntimeError):
+    """An integer division (``//``, ``%``, ``div(rounding_mode=...)``) by zero, which
+    has no integer result; PyTorch raises a ``RuntimeError`` there."""
 
 
 class DistributedError(PlugradError, RuntimeError):

@@ -18,7 +18,7 @@ import math
 import operator
 from typing import Any
 
-from plugrad.errors import ArgumentError, DtypeError, InvalidArgumentError
+from plugrad.errors import ArgumentError, DivisionByZeroError, DtypeError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -125,7 +125,7 @@ def _refuse_integer_division_by_zero(xp: Any, function: str, divisor: Any) -> No
     """Raise where an integer division has a zero divisor (NumPy would give 0), as PyTorch."""
     zero = divisor == 0 if is_scalar(divisor) else bool(xp.any(divisor == 0))
     if zero:
-        raise ZeroDivisionError(
+        raise DivisionByZeroError(
             f"{function}(): integer division by zero; divide floating-point numbers to get inf "
             "or nan there"
         )

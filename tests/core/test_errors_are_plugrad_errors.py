@@ -107,6 +107,14 @@ CASES = {
         lambda: plugrad.nn.functional.avg_pool3d(plugrad.ones(1, 1, 4, 4, 4), 2, 0),
         ValueError,
     ),
+    "an integer division by zero": (
+        lambda: plugrad.tensor([7, -7]) // plugrad.tensor([2, 0]),
+        ZeroDivisionError,
+    ),
+    "an integer remainder by zero, in place": (
+        lambda: plugrad.tensor([7, -7]).remainder_(0),
+        RuntimeError,
+    ),
     "a linear layer of -1 inputs": (lambda: plugrad.nn.Linear(-1, 2), ValueError),
     "an unknown reduction": (
         lambda: plugrad.nn.functional.mse_loss(plugrad.ones(2), plugrad.ones(2), reduction="all"),
@@ -134,7 +142,7 @@ def _bare_raises(folder: pathlib.Path) -> list[str]:
             if not isinstance(node, ast.Raise) or node.exc is None:
                 continue
             exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            bare = ("ValueError", "TypeError", "IndexError", "RuntimeError")
+            bare = ("ValueError", "TypeError", "IndexError", "RuntimeError", "ZeroDivisionError")
             if isinstance(exc, ast.Name) and exc.id in bare:
                 found.append(f"{path.relative_to(folder.parent)}:{node.lineno}: raise {exc.id}")
     return found
