@@ -168,6 +168,7 @@ class RegisteredRules(Protocol):
     multiple_outputs: bool
     #: Outputs (of several) that take no gradient, whatever their dtype.
     nondifferentiable_outputs: frozenset[int]
+    paired_outputs: bool
     #: ``"sequence"`` or ``"variadic"`` for an op whose inputs are one sequence, else None.
     sequence_kind: str | None
     #: Per rule, the inputs (positions) and whether ``ans`` its code reads; None: unknown.
@@ -507,8 +508,16 @@ class GeneralOpNode(OpNode):
         else:
             xp = device.rule_xp
         if op.multiple_outputs:
+            # (paired: output i from input i alone, so an input whose output got no
+            # gradient gets none)
+            unreached = (
+                [g is None for g in (grad if self.n_outputs > 1 else (grad,))]
+                if op.paired_outputs
+                else None
+            )
             g, ans = self._outputs_for_rules(grad, create_graph)
         else:
+            unreached = None
             g = grad
             ans = self._ans
             if create_graph and ans is not None:
@@ -531,7 +540,7 @@ class GeneralOpNode(OpNode):
         for index, ((rule, result_g), edge, arg) in enumerate(
             zip(rules_and_results, self._edges, args)
         ):
-            if edge is None:
+            if edge is None or (unreached is not None and unreached[index]):
                 grads.append(None)
                 continue
             g_in = result_g if rule is None else rule(xp, g, ans, *args, **params)

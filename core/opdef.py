@@ -153,6 +153,7 @@ class OpDef:
     multiple_outputs: bool = False
     output_names: tuple[str, ...] | None = None
     nondifferentiable_outputs: frozenset[int] = frozenset()
+    paired_outputs: bool = False
     sequence: bool = False
     namespace: str | None = None
     promotion: str | None = None
@@ -212,6 +213,7 @@ def op(
     multiple_outputs: bool = False,
     output_names: Iterable[str] | None = None,
     nondifferentiable_outputs: Iterable[int] = (),
+    paired_outputs: bool = False,
     sequence: bool = False,
     namespace: str | None = None,
     promotion: str | None = None,
@@ -314,6 +316,10 @@ def op(
         named tuple (``Q, R = qr(x)`` or ``qr(x).Q``). Implies ``multiple_outputs``.
     nondifferentiable_outputs : iterable of int
         Indices of outputs that never require grad (e.g. indices returned beside values).
+    paired_outputs : bool
+        Output ``i`` is computed from array input ``i`` alone (``broadcast_arrays``,
+        ``meshgrid``): an input whose output no gradient reaches gets none (its
+        ``.grad`` stays None), as separate ops would give. Needs ``multiple_outputs``.
     sequence : bool
         The op's only input is a sequence of arrays (see the module docstring).
     namespace : str, optional
@@ -434,6 +440,7 @@ def op(
         multiple_outputs=multiple_outputs or output_names is not None,
         output_names=None if output_names is None else tuple(output_names),
         nondifferentiable_outputs=frozenset(nondifferentiable_outputs),
+        paired_outputs=paired_outputs,
         sequence=sequence,
         namespace=namespace,
         promotion=promotion,
@@ -503,6 +510,7 @@ class RegisteredOp:
         "node_type",
         "nondifferentiable_outputs",
         "output_type",
+        "paired_outputs",
         "param_names",
         "promotes",
         "real_only",
@@ -529,6 +537,7 @@ class RegisteredOp:
     array_params: tuple[str, ...]
     multiple_outputs: bool
     nondifferentiable_outputs: frozenset[int]
+    paired_outputs: bool
     kernel: Kernel
     backend_kernels: dict[str, Kernel]
     input_names: tuple[str, ...]
@@ -615,6 +624,8 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
         raise fail("nondifferentiable_outputs must hold output indices (ints)")
     if self.nondifferentiable_outputs and not self.multiple_outputs:
         raise fail("nondifferentiable_outputs needs multiple_outputs=True")
+    if self.paired_outputs and not self.multiple_outputs:
+        raise fail("paired_outputs needs multiple_outputs=True")
     output_names = self.output_names
     if output_names is not None and (
         not output_names or not all(isinstance(n, str) and n.isidentifier() for n in output_names)
@@ -686,6 +697,7 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     derived.array_params = self.array_params
     derived.multiple_outputs = self.multiple_outputs
     derived.nondifferentiable_outputs = self.nondifferentiable_outputs
+    derived.paired_outputs = self.paired_outputs
     derived.kernel = _adapt_kernel(self.kernel, inputs, params)
     derived.backend_kernels = {
         backend: _adapt_kernel(kernel, inputs, params) for backend, kernel in self.kernels.items()

@@ -105,7 +105,7 @@ triu = op("triu", _triangle_kernel("triu"), vjp=lambda xp, g, ans, x, *, k: xp.t
           methods={"triu": _triangle("triu")}, torch_function=_triangle("triu"), inplace=True,
           doc="The upper triangle (on and above diagonal ``k``) of the last two axes; 0 below.")
 # The rule reads how many arrays there are and which are 0-D.
-meshgrid = op("meshgrid", _meshgrid, vjp=_meshgrid_grad, multiple_outputs=True,
+meshgrid = op("meshgrid", _meshgrid, vjp=_meshgrid_grad, multiple_outputs=True, paired_outputs=True,
               doc="Coordinate grids from 1-D tensors, indexed 'xy' (Cartesian) or 'ij'.")
 # fmt: on
 

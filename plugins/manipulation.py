@@ -759,7 +759,8 @@ tile = op("tile", lambda xp, x, /, repetitions: xp.tile(x, repetitions), vjp=_ti
           saves=(), methods={"tile": _torch_tile, "repeat": _tile_method},  # type: ignore[dict-item]
           doc="Repeat the whole tensor ``repetitions[i]`` times along each axis ``i``.")
 broadcast_arrays = op("broadcast_arrays", lambda xp, *arrays: tuple(xp.broadcast_arrays(*arrays)),
-                      vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, view=True,
+                      vjp=lambda xp, g, ans, arrays: g, multiple_outputs=True, paired_outputs=True,
+                      view=True,
                       broadcasting=True, saves=(), aliases="broadcast_tensors",
                       doc="Broadcast tensors against each other; a tuple of tensors.")
 

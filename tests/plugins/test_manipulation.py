@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import plugrad
 from plugrad.testing import OpCase, OpTests
@@ -183,3 +184,24 @@ def test_repeating_a_0d_tensor_along_its_one_axis_has_a_gradient(on_numpy) -> No
     y = x.repeat_interleave(2, 0)
     (y * plugrad.tensor([1.0, 10.0])).sum().backward()
     assert y.tolist() == [3.0, 3.0] and x.grad.item() == 11.0
+
+
+@pytest.mark.parametrize(
+    "split",
+    [
+        lambda lib, a, b: lib.broadcast_tensors(a, b),
+        lambda lib, a, b: lib.meshgrid(a, b.reshape(-1), indexing="ij"),
+    ],
+    ids=["broadcast_tensors", "meshgrid"],
+)
+def test_an_input_whose_output_is_not_used_gets_no_gradient_as_in_pytorch(split) -> None:
+    # It got zeros: code that skips parameters whose .grad is None saw a gradient.
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (plugrad, torch):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = lib.tensor([[1.0], [2.0]], requires_grad=True)
+        first, _ = split(lib, a, b)
+        (first * 2).sum().backward()
+        grads.append((a.grad.tolist(), b.grad))
+    assert grads[0] == grads[1] and grads[0][1] is None
