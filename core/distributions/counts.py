@@ -298,12 +298,14 @@ class _CountAndOdds(_BinaryParameters):
 
     def _log_powers_of_probs(self, successes: Tensor, failures: Tensor) -> Tensor:
         """``successes log(p) + failures log(1 - p)``, from ``probs``: a term is 0 where its
-        count is 0 (whatever ``p``: its gradient too), and -inf, without the backend's
-        warning, where its count is positive and its probability 0."""
+        count is 0 (whatever ``p``: its gradient in ``p`` too, while its gradient in the
+        count is the log), and -inf, without the backend's warning, where its count is
+        positive and its probability 0."""
         p = self.probs
         never, surely = p == 0, p == 1
-        log_p = _ops.log(_ops.where((successes == 0) | never, 1.0, p))
-        log_not_p = _ops.log1p(-_ops.where((failures == 0) | surely, 0.0, p))
+        # (only where the log is infinite: a count of 0 keeps d/dcount = log p)
+        log_p = _ops.log(_ops.where(never, 1.0, p))
+        log_not_p = _ops.log1p(-_ops.where(surely, 0.0, p))
         return _ops.where(never & (successes != 0), -math.inf, successes * log_p) + _ops.where(
             surely & (failures != 0), -math.inf, failures * log_not_p
         )

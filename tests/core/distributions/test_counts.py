@@ -495,3 +495,21 @@ def test_counts_made_from_probs_zero_or_one_have_exact_log_probs_and_gradients()
     lp = D.Binomial(t(5.0), logits=t(-3.0)).log_prob(t(2.0)).item()
     their = torch.distributions.Binomial(5, logits=torch.tensor(-3.0, dtype=torch.float64))
     assert lp == pytest.approx(their.log_prob(torch.tensor(2.0)).item())
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "p"),
+    [(30.0, 30.0, 0.9), (0.0, 0.0, 0.3), (0.0, 5.0, 0.9), (5.0, 5.0, 0.3)],
+    ids=["all succeed", "no trial", "none succeed", "all succeed, p 0.3"],
+)
+def test_binomial_gradient_in_total_count_where_a_count_is_zero(successes, trials, p) -> None:
+    # The log(1 - p) of a failure count of 0 was replaced by 0, so d/dn lost it: 3.99 for
+    # PyTorch's (and the analytic) 1.69 at 30 of 30 with p 0.9.
+    grads = []
+    for lib in (plugrad, torch):
+        n = lib.tensor([trials], dtype=lib.float64, requires_grad=True)
+        probs = lib.tensor([p], dtype=lib.float64, requires_grad=True)
+        dist = lib.distributions.Binomial(n, probs=probs)
+        dist.log_prob(lib.tensor([successes], dtype=lib.float64)).sum().backward()
+        grads.append([n.grad.item(), probs.grad.item()])
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-14)
