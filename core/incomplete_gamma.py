@@ -150,7 +150,16 @@ def _fraction(a: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
     )
 
 
-def _regions(a: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+#: Beyond this ``x`` (with ``a`` below ``x / 2``), ``Q(a, x) < exp(-x / 8)`` is 0 in
+#: float64 and ``P`` is 1: the continued fraction's convergents would overflow there.
+_FAR_TAIL = 1e100
+
+
+def _far_tail(a: Tensor, x: Tensor) -> Tensor:
+    return (x > _FAR_TAIL) & (a < 0.5 * x)
+
+
+def _regions(a: Tensor, x: Tensor, far_tail: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Where each expansion applies, and ``a``, ``x`` made harmless where it does not.
 
     Returns ``(by_series, a_safe, x_series, x_fraction)``: values off the domain
@@ -158,6 +167,8 @@ def _regions(a: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     at once; the callers put the special values back.
     """
     ordinary = (a > 0) & (x > 0) & _ops.isfinite(a) & _ops.isfinite(x)
+    if far_tail:  # (P and its derivative there are special values)
+        ordinary &= ~_far_tail(a, x)
     a_safe = _ops.where(ordinary, a, 1.0)
     by_series = ordinary & (x < a + 1)
     # Off its own region each expansion sees a point where it converges fast.
@@ -170,7 +181,7 @@ def _special_values(a: Tensor, x: Tensor, lower: bool) -> tuple[Tensor, Tensor]:
     """Where ``P`` (``lower``) or ``Q`` has a special value, and that value (PyTorch's)."""
     invalid = (a < 0) | (x < 0) | _ops.isnan(a) | _ops.isnan(x) | ((a == 0) & (x == 0))
     # P is 1 at x = inf or a = 0 (x > 0), and 0 at x = 0 or a = inf (x finite).
-    one_for_p = (x == math.inf) | (a == 0)
+    one_for_p = (x == math.inf) | (a == 0) | _far_tail(a, x)
     zero_for_p = (x == 0) | (a == math.inf)
     special = invalid | one_for_p | zero_for_p
     p = _ops.where(one_for_p, 1.0, 0.0)
@@ -521,19 +532,22 @@ def _by_shape(a: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Ten
     return uniform, a_small, x_small, a_large, _ops.where(uniform, x, _UNIFORM_SHAPE)
 
 
-def _split(a: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
-    """:func:`_by_shape`, then :func:`_regions` of its small side.
+def _split(
+    a: Tensor, x: Tensor, far_tail: bool = False
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """:func:`_by_shape`, then :func:`_regions` of its small side (``far_tail``: leaving out
+    :func:`_far_tail`, where ``P`` is 1).
 
     Returns ``(uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction)``.
     """
     uniform, a_small, x_small, a_large, x_large = _by_shape(a, x)
-    return uniform, a_large, x_large, *_regions(a_small, x_small)
+    return uniform, a_large, x_large, *_regions(a_small, x_small, far_tail)
 
 
 def _regularized(a: Tensor, x: Tensor, lower: bool) -> Tensor:
     with no_grad():
         a, x, dtype = _widened(a, x)
-        uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction = _split(a, x)
+        uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction = _split(a, x, True)
         total, _ = _series(a_safe, x_series)
         fraction, _ = _fraction(a_safe, x_fraction)
         p = _prefactor(a_safe, x_series, 1) * total
@@ -560,7 +574,7 @@ def lower_regularized_derivative_in_a(a: Tensor, x: Tensor) -> Tensor:
     """``dP(a, x)/da`` (no gradient); NaN where ``P`` is undefined, 0 at its limits."""
     with no_grad():
         a, x, dtype = _widened(a, x)
-        uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction = _split(a, x)
+        uniform, a_large, x_large, by_series, a_safe, x_series, x_fraction = _split(a, x, True)
         total, total_da = _series(a_safe, x_series)
         fraction, fraction_da = _fraction(a_safe, x_fraction)
         from_series = _prefactor(a_safe, x_series, 1) * (

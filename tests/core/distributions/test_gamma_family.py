@@ -386,6 +386,23 @@ def test_incomplete_gamma_special_values_are_pytorchs() -> None:
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
+def test_incomplete_gamma_far_in_the_upper_tail_is_one_and_zero_with_its_derivative() -> None:
+    # From x = 1.3e154 on (float64) the continued fraction's convergents overflowed:
+    # a ConvergenceError where P is 1 (Gamma(2, 1).cdf(1e155), InverseGamma.cdf near 0).
+    a = plugrad.tensor([2.0, 0.5, 50.0, 1e200], dtype=plugrad.float64, requires_grad=True)
+    x = plugrad.tensor([1e155, 1e300, 1.7e308, 1e200], dtype=plugrad.float64)
+    p = plugrad.special.gammainc(a, x)
+    assert p.tolist()[:3] == [1.0, 1.0, 1.0]
+    assert abs(p.tolist()[3] - 0.5) < 1e-6  # (not the far tail: a is not below x / 2)
+    assert plugrad.special.gammaincc(a, x).tolist()[:3] == [0.0, 0.0, 0.0]
+    p[:3].sum().backward()
+    assert a.grad.tolist()[:3] == [0.0, 0.0, 0.0]
+    gamma = D.Gamma(
+        plugrad.tensor([2.0], dtype=plugrad.float64), plugrad.tensor([1.0], dtype=plugrad.float64)
+    )
+    assert gamma.cdf(plugrad.tensor([1e155], dtype=plugrad.float64)).item() == 1.0
+
+
 def test_incomplete_gamma_upper_tail_has_no_cancellation() -> None:
     scipy_special = pytest.importorskip("scipy.special")
     a, x = np.array([1e-30, 0.5, 3.0, 50.0]), np.array([1.0, 40.0, 60.0, 150.0])
