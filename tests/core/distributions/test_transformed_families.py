@@ -885,3 +885,15 @@ def test_logit_relaxed_bernoulli_log_prob_stays_finite_where_exp_overflows() -> 
     # log(1 + e**d) for d = 800 is 800 (PyTorch's overflows to inf: a log_prob of -inf).
     d = D.LogitRelaxedBernoulli(1.0, logits=t(0.0))
     np.testing.assert_allclose(d.log_prob(t([-800.0, 800.0])).numpy(), [-800.0, -800.0])
+
+
+def test_continuous_bernoulli_moments_near_one_half_are_accurate_in_float32() -> None:
+    # The exact forms cancel there: float32's variance at probs 0.498 was 0.018 (and 0.25 at
+    # 0.499), for 0.0833; PyTorch's is as far off. Computed in float64, cast back.
+    probs = np.array([0.45, 0.49, 0.498, 0.4989, 0.5012, 0.51, 0.55], dtype=np.float32)
+    dist = D.ContinuousBernoulli(probs=plugrad.tensor(probs))
+    exact = D.ContinuousBernoulli(probs=plugrad.tensor(probs.astype(np.float64)))
+    for moment in ("mean", "variance"):
+        got, expected = getattr(dist, moment), getattr(exact, moment)
+        assert got.dtype == plugrad.float32
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=2e-7)
