@@ -66,7 +66,12 @@ class Cauchy(_LocScale):
         return _ops.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value: Tensor) -> Tensor:
-        return _ops.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        self._validate_probability(value)
+        # tan of the rounded +-pi/2 has the wrong sign in float32 (icdf(0) was +2.3e7): the
+        # ends are infinite.
+        quantile = _ops.tan(math.pi * (value - 0.5))
+        quantile = _ops.where(value == 0, -math.inf, _ops.where(value == 1, math.inf, quantile))
+        return quantile * self.scale + self.loc
 
     def entropy(self) -> Tensor:
         return math.log(4 * math.pi) + _ops.log(self.scale)

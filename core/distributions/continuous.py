@@ -89,6 +89,7 @@ class Uniform(_Elementwise):
         return _ops.clip((value - self.low) / (self.high - self.low), 0.0, 1.0)
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
         return value * (self.high - self.low) + self.low
 
     def entropy(self) -> Tensor:
@@ -141,6 +142,7 @@ class Laplace(_LocScale):
         return 0.5 - 0.5 * _ops.sign(centred) * _ops.expm1(-_ops.abs(centred) / self.scale)
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
         term = value - 0.5
         return self.loc - self.scale * _ops.sign(term) * _ops.log1p(-2 * _ops.abs(term))
 
@@ -205,6 +207,7 @@ class Exponential(_Elementwise):
         return 1 - _ops.exp(-self.rate * value)
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
         return -_ops.log1p(-value) / self.rate
 
     def entropy(self) -> Tensor:

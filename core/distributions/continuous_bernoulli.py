@@ -144,7 +144,7 @@ class ContinuousBernoulli(_BinaryParameters):
     def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
         """``icdf(u)`` for ``u`` uniform on ``[0, 1)``: differentiable in the parameter."""
         shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(shape, dtype=self.probs.dtype, device=self.probs.device))
+        return self._quantile(rand(shape, dtype=self.probs.dtype, device=self.probs.device))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
@@ -165,6 +165,10 @@ class ContinuousBernoulli(_BinaryParameters):
         return _ops.where(value <= 0.0, 0.0, _ops.where(value >= 1.0, 1.0, inside))
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
+        return self._quantile(value)
+
+    def _quantile(self, value: Tensor) -> Tensor:
         cut = self._cut_probs()
         exact = (_ops.log1p(-cut + value * (2.0 * cut - 1.0)) - _ops.log1p(-cut)) / (
             _ops.log(cut) - _ops.log1p(-cut)

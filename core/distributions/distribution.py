@@ -250,6 +250,24 @@ class Distribution:
                 f"({support!r}) of the distribution {self!r}, but found invalid values:\n{value!s}"
             )
 
+    def _validate_probability(self, value: Any) -> None:
+        """With ``validate_args``: raise for a value of ``icdf`` that is not a probability."""
+        if not self._validate_args:
+            return
+        name = type(self).__name__
+        if not isinstance(value, Tensor):
+            raise InvalidArgumentError(
+                f"{name}: the value argument to icdf must be a Tensor, got "
+                f"{type(value).__name__}; wrap it in plugrad.tensor(...)"
+            )
+        with no_grad():
+            invalid = _ops.logical_not(_ops.all(constraints.unit_interval.check(value)))
+        what = f"a value of {name}.icdf outside [0, 1]"
+        if _rules.any_true(invalid, what, InvalidArgumentError):
+            raise InvalidArgumentError(
+                f"{name}.icdf() takes probabilities, in [0, 1]; found others:\n{value!s}"
+            )
+
     def __repr__(self) -> str:
         shown = []
         for name in self.arg_constraints:

@@ -70,6 +70,7 @@ class Normal(_LocScale):
         return 0.5 * (1 + erf((value - self.loc) / self.scale / math.sqrt(2)))
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
         return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
@@ -136,6 +137,7 @@ class LogNormal(Distribution):
         return self.base_dist.cdf(_ops.log(value))
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
         return _ops.exp(self.base_dist.icdf(value))
 
     def entropy(self) -> Tensor:

@@ -178,6 +178,7 @@ class TransformedDistribution(Distribution):
 
     def icdf(self, value: Tensor) -> Tensor:
         """The base's inverse CDF, transformed (for monotone transforms of numbers)."""
+        self._validate_probability(value)
         value = self.base_dist.icdf(self._monotonize_cdf(value))
         for transform in self.transforms:
             value = transform(value)

@@ -86,6 +86,7 @@ class _Folded(TransformedDistribution):
         return 2 * self.base_dist.cdf(value) - 1
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
         return self.base_dist.icdf((value + 1) / 2)
 
     def entropy(self) -> Tensor:
@@ -224,6 +225,7 @@ class Gumbel(TransformedDistribution):
         return _ops.exp(-_ops.exp((self.loc - value) / self.scale))
 
     def icdf(self, value: Tensor) -> Tensor:
+        self._validate_probability(value)
         return self.loc - self.scale * _ops.log(-_ops.log(value))
 
     @property

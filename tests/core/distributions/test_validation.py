@@ -10,6 +10,7 @@ raise :class:`plugrad.errors.ShapeError`; wrong types
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -162,3 +163,34 @@ def test_register_kl_prefers_the_most_specific_pair() -> None:
 def test_geometric_has_no_icdf_as_pytorchs() -> None:
     with pytest.raises(NotImplementedError):
         D.Geometric(0.5).icdf(t(0.5))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: D.Uniform(plugrad.tensor(0.0), plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.Exponential(plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.Cauchy(plugrad.tensor(0.0), plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.Normal(plugrad.tensor(0.0), plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.Laplace(plugrad.tensor(0.0), plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.LogNormal(plugrad.tensor(0.0), plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.HalfCauchy(plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.Gumbel(plugrad.tensor(0.0), plugrad.tensor(1.0), validate_args=v),
+        lambda v: D.ContinuousBernoulli(probs=plugrad.tensor(0.3), validate_args=v),
+    ],
+    ids=lambda make: type(make(None)).__name__,
+)
+@pytest.mark.parametrize("value", [1.5, -0.5, math.nan])
+def test_icdf_of_a_value_that_is_not_a_probability_is_refused(make, value) -> None:
+    # The docstring said icdf's values were checked; they were not (Uniform.icdf(1.5) was 1.5).
+    with pytest.raises(InvalidArgumentError, match=r"icdf\(\) takes probabilities"):
+        make(True).icdf(plugrad.tensor([0.5, value]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NaN from the library's log)
+        assert len(make(False).icdf(plugrad.tensor([0.5, value])).tolist()) == 2
+
+
+def test_cauchy_icdf_is_infinite_at_0_and_1_in_float32() -> None:
+    # tan of the rounded -pi/2 is positive in float32: icdf(0) was +2.3e7, icdf(1) -2.3e7.
+    dist = D.Cauchy(plugrad.tensor(0.0), plugrad.tensor(1.0))
+    assert dist.icdf(plugrad.tensor([0.0, 1.0])).tolist() == [-math.inf, math.inf]
