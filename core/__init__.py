@@ -444,6 +444,8 @@ __all__ = [
     "polygamma",
     "mvlgamma",
     "i0",
+    "igamma",
+    "igammac",
     "vander",
     "trapezoid",
     "trapz",
@@ -480,6 +482,7 @@ from . import registry as _registry
 _registry.load()
 from . import special  # noqa: E402  (its functions are those load() made)
 from .bessel import i0  # noqa: E402  (PyTorch's torch.i0, also special.i0 and x.i0())
+from .special import igamma, igammac  # noqa: E402  (PyTorch's names for gammainc, gammaincc)
 
 if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see them
     from . import testing

@@ -519,6 +519,9 @@ class InstalledTensorMethods:
     def diag_embed(self, offset: Any = ..., dim1: Any = ..., dim2: Any = ...) -> Any:
         ...
 
+    def diagflat(self, offset: Any = ...) -> Any:
+        ...
+
     def diagonal(self, offset: Any = ..., dim1: int = ..., dim2: int = ...) -> Any:
         """PyTorch's ``x.diagonal(offset=0, dim1=0, dim2=1)``: a diagonal of two axes, as the last."""
 
@@ -687,6 +690,9 @@ class InstalledTensorMethods:
     def gt_(self, other: Any) -> Tensor:
         """In-place :meth:`gt`: ``x.gt_(...)`` makes ``x`` hold it."""
 
+    def hardshrink(self, lambd: Any = ...) -> Any:
+        ...
+
     def heaviside_(self, values: TensorLike, /) -> Tensor:
         """In-place :meth:`heaviside`: ``x.heaviside_(...)`` makes ``x`` hold it."""
 
@@ -710,6 +716,18 @@ class InstalledTensorMethods:
 
     def i0_(self) -> Tensor:
         """In-place :func:`i0`: ``x.i0_()`` makes ``x`` hold it (a floating ``x``)."""
+
+    def igamma(self, other: Tensor | float) -> Tensor:
+        """PyTorch's ``torch.igamma``: :func:`gammainc` (also ``x.igamma(other)``, ``x.igamma_``)."""
+
+    def igamma_(self, other: Any) -> Any:
+        ...
+
+    def igammac(self, other: Tensor | float) -> Tensor:
+        """PyTorch's ``torch.igammac``: :func:`gammaincc` (also ``x.igammac(other)``, ``x.igammac_``)."""
+
+    def igammac_(self, other: Any) -> Any:
+        ...
 
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = ...) -> Tensor:
         """Return ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats add up)."""
@@ -1121,6 +1139,9 @@ class InstalledTensorMethods:
 
     def pow_(self, exponent: Any) -> Tensor:
         """In-place :meth:`pow`: ``x.pow_(...)`` makes ``x`` hold it."""
+
+    def prelu(self, weight: Any) -> Any:
+        ...
 
     def prod(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., dtype: DType | None = ..., keepdims: bool = ...) -> Tensor:
         """Product of the elements over ``axis``; the gradient is exact where elements are 0."""

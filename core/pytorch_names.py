@@ -1121,7 +1121,8 @@ install_methods(isclose=_isclose_method, allclose=_allclose_method, equal=_equal
 install_methods(take_along_dim=lambda self, indices, dim=None: take_along_dim(self, indices, dim))
 install_methods(bincount=lambda self, weights=None, minlength=0: bincount(self, weights, minlength))
 install_methods(
-    diag_embed=lambda self, offset=0, dim1=-2, dim2=-1: diag_embed(self, offset, dim1, dim2)
+    diag_embed=lambda self, offset=0, dim1=-2, dim2=-1: diag_embed(self, offset, dim1, dim2),
+    diagflat=lambda self, offset=0: diagflat(self, offset),
 )
 install_methods(
     polygamma=lambda self, n: polygamma(n, self),

@@ -36,13 +36,13 @@ from .error_functions import *  # noqa: F403
 from .errors import ArgumentError
 from .function import Function, FunctionCtx
 from .hurwitz_zeta import *  # noqa: F403
-from .inplace import takes_out
+from .inplace import apply_inplace, takes_out
 from .nn.functional import log_softmax, logsumexp, sigmoid, softmax
 from .orthogonal_polynomials import *  # noqa: F403
 from .pytorch_names import digamma, erf, erfc, erfinv, polygamma
 from .pytorch_names import lgamma as gammaln
 from .pytorch_names import mvlgamma as _mvlgamma
-from .tensor import Tensor
+from .tensor import Tensor, install_function_methods, install_methods
 
 __all__ = [
     "digamma",
@@ -253,3 +253,36 @@ def gammaincc(input: Tensor, other: Tensor | float) -> Tensor:
     """
     a, x = _gamma_arguments("gammaincc", input, other)
     return _RegularizedGamma.apply(a, x, False)
+
+
+@takes_out
+def igamma(input: Tensor, other: Tensor | float) -> Tensor:
+    """PyTorch's ``torch.igamma``: :func:`gammainc` (also ``x.igamma(other)``, ``x.igamma_``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.igamma(plugrad.tensor([1.0]), plugrad.tensor([1.0]))
+    tensor([0.6321])
+    """
+    return gammainc(input, other)
+
+
+@takes_out
+def igammac(input: Tensor, other: Tensor | float) -> Tensor:
+    """PyTorch's ``torch.igammac``: :func:`gammaincc` (also ``x.igammac(other)``, ``x.igammac_``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.tensor([1.0]).igammac(plugrad.tensor([1.0]))
+    tensor([0.3679])
+    """
+    return gammaincc(input, other)
+
+
+install_function_methods(igamma=igamma, igammac=igammac)
+install_methods(
+    igamma_=lambda self, other: apply_inplace(self, igamma, other, name="igamma_()"),
+    igammac_=lambda self, other: apply_inplace(self, igammac, other, name="igammac_()"),
+)

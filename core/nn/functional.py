@@ -51,7 +51,7 @@ from ..grad_mode import no_grad
 from ..inplace import apply_inplace, takes_out
 from ..plugins import _rules
 from ..random import Generator, rand
-from ..tensor import Tensor
+from ..tensor import Tensor, install_methods
 from .legacy_reduction import accepts_legacy_reduction, legacy_reduction
 
 __all__ = [
@@ -6312,3 +6312,10 @@ def multi_head_attention_forward(
     output = linear(output, out_proj_weight, out_proj_bias)
     output = _ops.reshape(output, (length, batch, output.shape[-1]))
     return (output if batched else output.squeeze(1)), None
+
+
+# PyTorch's Tensor methods of these functions (x.hardshrink(0.5), x.prelu(weight)).
+install_methods(
+    hardshrink=lambda self, lambd=0.5: hardshrink(self, lambd),
+    prelu=lambda self, weight: prelu(self, weight),
+)

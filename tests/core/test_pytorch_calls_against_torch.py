@@ -105,6 +105,13 @@ CASES: dict[str, tuple[Any, Callable[..., Any]]] = {
         lib.fft.rfftn(x, dim=(0, 2)), s=(-1, -1), dim=(0, 2))),
     "fftshift(dim=)": (MATRICES, lambda lib, x: lib.fft.fftshift(x, dim=1) * x),
     "rfft(norm=None)": (np.arange(6.0), lambda lib, x: lib.fft.rfft(x, norm=None).abs()),
+    # (PyTorch has no gradient of igamma in its first argument)
+    "igamma, igammac, x.igamma_()": (np.abs(MATRICES[0]) + 0.1, lambda lib, x: (
+        lib.igamma(lib.full_like(x, 2.0), x) + lib.full_like(x, 0.5).igammac(x)
+        + lib.full_like(x, 3.0).igamma_(x.detach()))),
+    "x.diagflat(offset)": (np.arange(3.0), lambda lib, x: x.diagflat(1) + x.diagflat(-1)),
+    "x.hardshrink(), x.prelu()": (MATRICES[0], lambda lib, x: (
+        x.hardshrink(0.3) + x.prelu(lib.tensor([0.25], dtype=x.dtype)))),
     "histc with min == max != 0": (np.array([-1.0, 0.2, 0.5, 1.0, 1.5, 3.0]),
                                    lambda lib, x: lib.histc(x.detach(), 2, 1, 1)),
     "ldexp of float16 by int64 (half precision)": (np.array([1e-3, 2.0]), lambda lib, x: lib.ldexp(
