@@ -592,10 +592,11 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     forward = getattr(type(fn), "forward", None)  # a module's (its own state is checked)
     owner = getattr(fn, "__self__", None)
     if not hasattr(function, "__code__"):
-        call = next((vars(c)["__call__"] for c in type(fn).__mro__ if "__call__" in vars(c)), None)
-        if forward is not None:
-            function, owner = forward, fn
-        elif isinstance(call, types.FunctionType):  # an object of the program's callable class
+        # a module's forward, or the __call__ of an object of the program's callable class
+        call = forward or next(
+            (vars(c)["__call__"] for c in type(fn).__mro__ if "__call__" in vars(c)), None
+        )
+        if isinstance(call, types.FunctionType):
             function, owner = call, fn
     found: list[tuple[Any, Any, Any]] = []
     names: set[str] = {"forward"} if isinstance(owner, _module.Module) else set()
@@ -697,7 +698,7 @@ def _attributes_read(
     entry whose key is one of its string constants). Replacing one (``trainer.model =
     nn.Linear(...)``, ``m.act = plugrad.tanh``, ``state["opt"] = SGD(...)``) must make
     the plan miss, as rebinding a global does; the replay would read the old object.
-    Python numbers and strings are read as the capture found them, as globals are. Each
+    Python numbers and strings are checked by value (see ``_same_scalar``). Each
     entry is ``(object, name, value)``, or ``(dictionary, key, value)``: a module's
     children, parameters and buffers are entries of its dictionaries. A dictionary's keys
     are an entry too, ``(dictionary, _KEYS, keys)``: adding, removing or reordering them

@@ -21,6 +21,7 @@ __all__ = [
     "register_optimizer_step_post_hook",
     "register_optimizer_step_pre_hook",
     "registered",
+    "run_replacing",
     "with_step_hooks",
 ]
 
@@ -34,9 +35,19 @@ def registered(
 ) -> RemovableHandle:
     """Add ``hook`` to ``hooks`` (first with ``prepend``); the handle removes it."""
     if not callable(hook):
-        raise ArgumentError(f"a hook must be callable, got {type(hook).__name__}")
-    hooks.insert(0, hook) if prepend else hooks.append(hook)
+        raise ArgumentError(f"a hook must be callable, got {type(hook).__name__}; pass a function")
+    hooks.insert(0 if prepend else len(hooks), hook)
     return RemovableHandle(hooks, hook)
+
+
+def run_replacing(hooks: list[Callable[..., Any]], optimizer: Any, state_dict: Any) -> Any:
+    """``hook(optimizer, state_dict)`` of each hook in turn; one that returns a dict (not
+    None) replaces it for the next and for the caller."""
+    for hook in hooks:
+        changed = hook(optimizer, state_dict)
+        if changed is not None:
+            state_dict = changed
+    return state_dict
 
 
 def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -96,7 +107,8 @@ def with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                     if not (isinstance(changed, tuple) and len(changed) == 2):
                         raise ArgumentError(
                             "an optimizer step pre-hook returns None or (args, kwargs), got "
-                            f"{type(changed).__name__}"
+                            f"{type(changed).__name__}; return None to keep the step's "
+                            "arguments"
                         )
                     args, kwargs = changed
             result = step(self, *args, **kwargs)

@@ -35,6 +35,7 @@ from .hooks import (
     register_optimizer_step_post_hook,
     register_optimizer_step_pre_hook,
     registered,
+    run_replacing,
     with_step_hooks,
 )
 from .updates import zeros_state
@@ -671,7 +672,7 @@ class Optimizer:
         >>> opt.state_dict()["param_groups"][0]["params"]
         [0]
         """
-        for hook in getattr(self, "_optimizer_state_dict_pre_hooks", ()):
+        for hook in self._optimizer_state_dict_pre_hooks:
             hook(self)
         index_of: dict[int, int] = {}
         groups = []
@@ -689,12 +690,8 @@ class Optimizer:
             for param, entry in self.state.items()
             if id(param) in index_of
         }
-        packed_dict = {"state": state, "param_groups": groups}
-        for hook in getattr(self, "_optimizer_state_dict_post_hooks", ()):
-            changed = hook(self, packed_dict)
-            if changed is not None:
-                packed_dict = changed
-        return packed_dict
+        packed = {"state": state, "param_groups": groups}
+        return run_replacing(self._optimizer_state_dict_post_hooks, self, packed)
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Restore the state and options saved by :meth:`state_dict`.
@@ -724,13 +721,10 @@ class Optimizer:
         (0.1, 1)
         """
         name = type(self).__name__
-        pre_hooks = getattr(self, "_optimizer_load_state_dict_pre_hooks", ())
+        pre_hooks = self._optimizer_load_state_dict_pre_hooks
         if pre_hooks and isinstance(state_dict, Mapping):
-            state_dict = dict(state_dict)  # (a hook may change it: not the caller's)
-            for hook in pre_hooks:
-                changed = hook(self, state_dict)
-                if changed is not None:
-                    state_dict = changed
+            # (a copy: a hook may change it, and the caller's stays as it was)
+            state_dict = run_replacing(pre_hooks, self, dict(state_dict))
         if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
             found = sorted(state_dict) if isinstance(state_dict, Mapping) else type(state_dict)
             raise InvalidArgumentError(
@@ -791,7 +785,7 @@ class Optimizer:
             state[param] = {key: _state_value_for(param, value) for key, value in entry.items()}
         self.param_groups = groups
         self.state = state
-        for hook in getattr(self, "_optimizer_load_state_dict_post_hooks", ()):
+        for hook in self._optimizer_load_state_dict_post_hooks:
             hook(self)
 
     def _check_state(self, param: Tensor, state: Mapping[str, Any], group: dict[str, Any]) -> None:
