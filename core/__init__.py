@@ -49,6 +49,7 @@ from . import (  # noqa: F401
     viz,
 )
 from . import dtype_functions as _dtype_functions
+from . import low_rank as _low_rank
 from . import pytorch_complex_names as _pytorch_complex_names
 from . import pytorch_linalg_names as _pytorch_linalg_names
 from . import pytorch_tensor_methods as _pytorch_tensor_methods
@@ -110,6 +111,7 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from .lazy import compute
+from .low_rank import *  # noqa: F403  (its __all__ is part of ours)
 from .memory_formats import (
     channels_last,
     channels_last_3d,
@@ -489,6 +491,7 @@ if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see
     from ._api_linalg import outer as outer
     from ._api_plugrad import *  # noqa: F403
 __all__ += _dtype_functions.__all__
+__all__ += _low_rank.__all__
 __all__ += _pytorch_complex_names.__all__
 __all__ += _pytorch_linalg_names.__all__
 __all__ += _pytorch_tensor_methods.__all__
