@@ -48,6 +48,7 @@ from . import (  # noqa: F401
     utils,
     viz,
 )
+from . import count_draws as _count_draws
 from . import dtype_functions as _dtype_functions
 from . import low_rank as _low_rank
 from . import pytorch_complex_names as _pytorch_complex_names
@@ -59,6 +60,7 @@ from . import windows as _windows
 from .amp import autocast, is_autocast_enabled
 from .anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .compiler import compile
+from .count_draws import *  # noqa: F403  (its __all__ is part of ours)
 from .creation import (
     BoolTensor,
     ByteTensor,
@@ -491,6 +493,7 @@ if _typing.TYPE_CHECKING:  # the functions load() installs, as type checkers see
     from ._api_linalg import outer as outer
     from ._api_plugrad import *  # noqa: F403
 __all__ += _dtype_functions.__all__
+__all__ += _count_draws.__all__
 __all__ += _low_rank.__all__
 __all__ += _pytorch_complex_names.__all__
 __all__ += _pytorch_linalg_names.__all__

@@ -673,7 +673,7 @@ def bernoulli(
     result = leaf(drawn, uniform._device, False)
     if _grad_mode._state.enabled and input._requires_grad:
         # PyTorch's: the draws are in input's graph, with a zero gradient.
-        return Bernoulli.apply(result, input)
+        return DrawnFrom.apply(result, input)
     return result
 
 
@@ -943,16 +943,19 @@ class _Draw(Function):
         return (None, *zeros)
 
 
-class Bernoulli(Function):
-    """:func:`bernoulli`'s draws in the graph of its probabilities, with gradient 0."""
+class DrawnFrom(Function):
+    """Draws in the graph of the tensors of parameters they were drawn from, with gradients
+    0, as PyTorch's (``bernoulli``, ``poisson``, ``binomial``): ``DrawnFrom.apply(drawn,
+    *sources)``."""
 
     @staticmethod
-    def forward(ctx: Any, drawn: Tensor, source: Tensor) -> Tensor:
+    def forward(ctx: Any, drawn: Tensor, *sources: Tensor) -> Tensor:
+        ctx.sources = sources
         return drawn
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Tensor) -> tuple[Any, ...]:
-        return None, _zeros_like(grad_outputs[0])
+        return (None, *(_zeros_like(source) for source in ctx.sources))
 
 
 # -- the in-place sampling methods of Tensor ----------------------------------------------
