@@ -16,8 +16,8 @@ constraint raises :class:`plugrad.errors.InvalidArgumentError`, a
 :data:`transform_to` (:mod:`~plugrad.distributions.constraint_registry`)
 give the map from the reals onto a constraint.
 
-Not written yet: ``GeneralizedPareto``, ``Wishart``, ``LKJCholesky``,
-``OneHotCategoricalStraightThrough`` and the ``ExponentialFamily`` base class.
+Not written yet: ``OneHotCategoricalStraightThrough`` and the ``ExponentialFamily``
+base class.
 
 Examples
 --------
@@ -42,8 +42,10 @@ from .counts import Binomial, Multinomial, NegativeBinomial, Poisson
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
 from .distribution import Distribution
 from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
+from .generalized_pareto import GeneralizedPareto
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .lkj_cholesky import LKJCholesky
 from .low_rank_multivariate_normal import LowRankMultivariateNormal
 from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
@@ -87,6 +89,7 @@ from .transforms import (
     identity_transform,
 )
 from .von_mises import VonMises
+from .wishart import Wishart
 
 __all__ = [
     "AbsTransform",
@@ -109,6 +112,7 @@ __all__ = [
     "Exponential",
     "FisherSnedecor",
     "Gamma",
+    "GeneralizedPareto",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
@@ -117,6 +121,7 @@ __all__ = [
     "IndependentTransform",
     "InverseGamma",
     "Kumaraswamy",
+    "LKJCholesky",
     "Laplace",
     "LogNormal",
     "LogisticNormal",
@@ -148,6 +153,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "biject_to",
     "constraint_registry",
     "constraints",

@@ -37,7 +37,40 @@ def _batch_mahalanobis(scale_tril: Tensor, x: Tensor) -> Tensor:
     return _ops.where(far, math.inf, _ops.where(near, distance, math.nan))
 
 
-def _precision_to_scale_tril(precision: Tensor) -> Tensor:
+def the_matrix_given(
+    family: str,
+    covariance_matrix: Tensor | None,
+    precision_matrix: Tensor | None,
+    scale_tril: Tensor | None,
+) -> tuple[str, Tensor]:
+    """The name and value of the one matrix form given to ``family``'s constructor,
+    checked to be a Tensor of square matrices."""
+    given = {
+        name: value
+        for name, value in (
+            ("covariance_matrix", covariance_matrix),
+            ("precision_matrix", precision_matrix),
+            ("scale_tril", scale_tril),
+        )
+        if value is not None
+    }
+    if len(given) != 1:
+        raise InvalidArgumentError(
+            f"{family}: give exactly one of covariance_matrix, precision_matrix or "
+            f"scale_tril, got {sorted(given) or 'none'}"
+        )
+    ((name, matrix),) = given.items()
+    if not isinstance(matrix, Tensor):
+        raise ArgumentError(f"{family}: {name} must be a Tensor, got {type(matrix).__name__}")
+    if matrix.ndim < 2 or matrix.shape[-1] != matrix.shape[-2]:
+        raise ShapeError(
+            f"{family}: {name} must be at least two-dimensional, with square trailing "
+            f"matrices, got shape {tuple(matrix.shape)}"
+        )
+    return name, matrix
+
+
+def precision_to_scale_tril(precision: Tensor) -> Tensor:
     """The lower Cholesky factor of ``precision``'s inverse, without inverting ``precision``."""
     # With P flipped in both axes as F P F = L' L'^T, P^-1 = (F L'^-T F)(F L'^-T F)^T, and
     # F L'^-T F is lower triangular with a positive diagonal.
@@ -48,7 +81,53 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return _linalg.solve(inverse_transposed, _ops.broadcast_to(identity, shape))
 
 
-class MultivariateNormal(_CentredAtLoc):
+class MatrixForms:
+    """The three forms of the matrix (covariance, or Wishart's scale) of a family that keeps
+    its lower Cholesky factor ``_unbroadcasted_scale_tril``; ``_full`` broadcasts each to
+    the family's batch."""
+
+    _unbroadcasted_scale_tril: Tensor
+
+    def _keep_scale_tril(
+        self,
+        covariance_matrix: Tensor | None,
+        precision_matrix: Tensor | None,
+        scale_tril: Tensor | None,
+    ) -> None:
+        """Keep the lower Cholesky factor of the one form given."""
+        # NOTE: a given scale_tril is used as it is, as PyTorch's (its covariance, samples
+        # and variance read every entry, its solves the lower triangle only).
+        if scale_tril is not None:
+            tril = scale_tril
+        elif covariance_matrix is not None:
+            tril = _linalg.cholesky(covariance_matrix)
+        else:
+            assert precision_matrix is not None
+            tril = precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = tril
+
+    def _full(self, matrix: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    @lazy_property
+    def scale_tril(self) -> Tensor:
+        """The lower Cholesky factor ``L`` of the matrix, ``L @ L.mT``."""
+        return self._full(self._unbroadcasted_scale_tril)
+
+    @lazy_property
+    def covariance_matrix(self) -> Tensor:
+        """The matrix: the covariance (Wishart: the scale matrix)."""
+        tril = self._unbroadcasted_scale_tril
+        return self._full(tril @ _ops.matrix_transpose(tril))
+
+    @lazy_property
+    def precision_matrix(self) -> Tensor:
+        """The inverse of the matrix."""
+        tril_inverse = _linalg.inv(_ops.tril(self._unbroadcasted_scale_tril))
+        return self._full(_ops.matrix_transpose(tril_inverse) @ tril_inverse)
+
+
+class MultivariateNormal(MatrixForms, _CentredAtLoc):
     """The normal distribution of vectors with mean ``loc`` and a covariance matrix.
 
     The covariance is given by exactly one of ``covariance_matrix``,
@@ -95,33 +174,15 @@ class MultivariateNormal(_CentredAtLoc):
         scale_tril: Tensor | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        given = {
-            name: value
-            for name, value in (
-                ("covariance_matrix", covariance_matrix),
-                ("precision_matrix", precision_matrix),
-                ("scale_tril", scale_tril),
+        name, matrix = the_matrix_given(
+            "MultivariateNormal", covariance_matrix, precision_matrix, scale_tril
+        )
+        if not isinstance(loc, Tensor):
+            raise ArgumentError(
+                f"MultivariateNormal: loc must be a Tensor, got {type(loc).__name__}"
             )
-            if value is not None
-        }
-        if len(given) != 1:
-            raise InvalidArgumentError(
-                "MultivariateNormal: give exactly one of covariance_matrix, precision_matrix or "
-                f"scale_tril, got {sorted(given) or 'none'}"
-            )
-        ((name, matrix),) = given.items()
-        for what, value in (("loc", loc), (name, matrix)):
-            if not isinstance(value, Tensor):
-                raise ArgumentError(
-                    f"MultivariateNormal: {what} must be a Tensor, got {type(value).__name__}"
-                )
         if loc.ndim < 1:
             raise ShapeError("MultivariateNormal: loc must be at least one-dimensional")
-        if matrix.ndim < 2 or matrix.shape[-1] != matrix.shape[-2]:
-            raise ShapeError(
-                f"MultivariateNormal: {name} must be at least two-dimensional, with square "
-                f"trailing matrices, got shape {tuple(matrix.shape)}"
-            )
         if matrix.shape[-1] != loc.shape[-1]:
             raise ShapeError(
                 f"MultivariateNormal: loc of shape {tuple(loc.shape)} has {loc.shape[-1]} "
@@ -138,16 +199,7 @@ class MultivariateNormal(_CentredAtLoc):
         setattr(self, name, _ops.broadcast_to(matrix, (*batch_shape, size, size)))
         self.loc = _ops.broadcast_to(loc, (*batch_shape, size))
         super().__init__(batch_shape, (size,), validate_args=validate_args)
-        # NOTE: a given scale_tril is used as it is, as PyTorch's (its covariance, samples
-        # and variance read every entry, its solves the lower triangle only).
-        if scale_tril is not None:
-            tril = scale_tril
-        elif covariance_matrix is not None:
-            tril = _linalg.cholesky(covariance_matrix)
-        else:
-            assert precision_matrix is not None
-            tril = _precision_to_scale_tril(precision_matrix)
-        self._unbroadcasted_scale_tril = tril
+        self._keep_scale_tril(covariance_matrix, precision_matrix, scale_tril)
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
         size = self._event_shape[0]
@@ -160,23 +212,6 @@ class MultivariateNormal(_CentredAtLoc):
 
     def _full(self, matrix: Tensor) -> Tensor:
         return _ops.broadcast_to(matrix, (*self._batch_shape, *self._event_shape * 2))
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        """The lower Cholesky factor ``L`` of the covariance, ``L @ L.mT``."""
-        return self._full(self._unbroadcasted_scale_tril)
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        """The covariance matrix."""
-        tril = self._unbroadcasted_scale_tril
-        return self._full(tril @ _ops.matrix_transpose(tril))
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        """The inverse of the covariance matrix."""
-        tril_inverse = _linalg.inv(_ops.tril(self._unbroadcasted_scale_tril))
-        return self._full(_ops.matrix_transpose(tril_inverse) @ tril_inverse)
 
     @property
     def variance(self) -> Tensor:
