@@ -46,6 +46,7 @@ from ..errors import (
     InvalidArgumentError,
     ShapeError,
 )
+from ..function import Function
 from ..grad_mode import _state as _grad_state
 from ..grad_mode import no_grad
 from ..inplace import apply_inplace, takes_out
@@ -5803,7 +5804,7 @@ def fold(
     unbatched = input.ndim == 2
     if unbatched:
         input = _ops.expand_dims(input, axis=0)
-    n, depth, blocks = input.shape
+    depth, blocks = input.shape[1:]
     area = kernel[0] * kernel[1]
     if depth % area:
         raise ShapeError(
@@ -5817,17 +5818,45 @@ def fold(
             f"{pads} and stride {step} has {max(rows, 0) * max(columns, 0)} blocks, but the "
             f"input {input.shape} has {blocks}"
         )
-    channels = depth // area
-    # Column k of each channel's block goes to kernel position k: a one-hot kernel per group.
-    labels = arange(area, device=input.device)
-    one_hot_kernel = _ops.astype(_ops.reshape(labels, (area, 1)) == labels, input.dtype)
-    weight = _ops.reshape(_ops.tile(one_hot_kernel, (channels, 1)), (depth, 1, *kernel))
-    cols = _ops.reshape(input, (n, depth, rows, columns))
-    out = _ops.conv2d_input_grad(
-        cols, weight, input_size=size, stride=step, padding=(pads[0], pads[0], pads[1], pads[1]),
-        dilation=dil, groups=channels,
-    )  # fmt: skip
+    out = _Fold.apply(input, size, (kernel, dil, pads, step))
     return _ops.squeeze(out, axis=0) if unbatched else out
+
+
+class _Fold(Function):
+    """:func:`fold` of ``(N, C * kh * kw, L)`` columns, whose gradient is :func:`unfold`."""
+
+    @staticmethod
+    def forward(
+        ctx: Any, input: Tensor, size: tuple[int, ...], blocks: tuple[tuple[int, ...], ...]
+    ) -> Tensor:
+        ctx.blocks = blocks
+        kernel, dil, pads, step = blocks
+        n, depth, _ = input.shape
+        area = kernel[0] * kernel[1]
+        rows, columns = _block_counts(size, kernel, dil, pads, step)
+        # The blocks' values at each kernel position fill a strided slice of the padded
+        # output (no two blocks share a place there): one slice added per kernel position.
+        # (A transposed convolution with a one-hot kernel would multiply every value by the
+        # kernel's zeros too, spreading an inf or NaN to the neighbouring places.)
+        height, width = size[0] + 2 * pads[0], size[1] + 2 * pads[1]
+        pieces = _ops.unstack(_ops.reshape(input, (n, depth // area, area, rows, columns)), axis=2)
+        out = zeros((n, depth // area, height, width), dtype=input.dtype, device=input.device)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                top, left = i * dil[0], j * dil[1]
+                key = (
+                    ...,
+                    slice(top, top + step[0] * (rows - 1) + 1, step[0]),
+                    slice(left, left + step[1] * (columns - 1) + 1, step[1]),
+                )
+                out = _ops.setitem(out, out[key] + pieces[i * kernel[1] + j], key=key)
+        if any(pads):
+            out = out[..., pads[0] : pads[0] + size[0], pads[1] : pads[1] + size[1]]
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Tensor) -> tuple[Any, ...]:
+        return unfold(grad_outputs[0], *ctx.blocks), None, None
 
 
 # -- attention ----------------------------------------------------------------------------

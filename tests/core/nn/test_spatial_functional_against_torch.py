@@ -393,3 +393,17 @@ def test_bicubic_interpolation_of_an_image_keeps_uint8_in_range() -> None:
     theirs = torch.nn.functional.interpolate(torch.tensor(image), scale_factor=2, mode="bicubic")
     assert ours.dtype == np.uint8
     assert np.abs(ours.astype(int) - theirs.numpy().astype(int)).max() <= 1  # (rounding)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_fold_keeps_a_non_finite_value_at_its_own_place(bad: float) -> None:
+    # (A transposed convolution with a one-hot kernel spread inf * 0 = NaN to the
+    # places beside it.)
+    cols = randn(2, 12, 9)
+    cols[0, 0, 0] = cols[1, 7, 4] = bad
+    args = ((5, 5), (2, 3)), {"dilation": (1, 2), "padding": (1, 1), "stride": (2, 1)}
+    for value in (cols, cols[0]):
+        ours = PF.fold(plugrad.asarray(value), *args[0], **args[1]).numpy()
+        theirs = torch.nn.functional.fold(torch.tensor(value), *args[0], **args[1]).numpy()
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
