@@ -201,15 +201,28 @@ adjugate = op("adjugate", _adjugate, vjp=_adjugate_grad, namespace="nn", standar
               promotion="float", doc="The adjugate det(x) inv(x) of a square matrix, singular too.")
 
 
+def _one_norm(xp: Any, a: Any) -> Any:
+    """The largest column sum of ``|a|``, per matrix, with two axes of size 1 kept."""
+    return xp.max(xp.sum(xp.abs(a), axis=-2, keepdims=True), axis=-1, keepdims=True)
+
+
 def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
-    # NOTE: adj(x) is det(x) inv(x) where det(x) != 0, from the SVD where it is 0 (the
-    # derivative there is the cofactor matrix, not zero or NaN). Both are computed and one
-    # chosen per matrix, never by a branch on values (a captured plan replays it). The SVD's
-    # own derivative is wrong where singular values repeat (at the identity), so gradients
-    # of gradients take inv's, which is exact at every order, or adjugate's own (singular).
-    singular = _matrix_grad(xp, ans == 0)
+    # NOTE: adj(x) is det(x) inv(x) where x is well conditioned, from the SVD where det(x) is
+    # 0 (the derivative there is the cofactor matrix, not zero or NaN) or x is nearly
+    # singular: there det(x) inv(x) is right, but its own derivative (gradients of gradients)
+    # subtracts two terms of size 1 / s_min and loses every digit (a Hessian of a rank-2
+    # 3 x 3 product off by 2.4). Both are computed and one chosen per matrix, never by a
+    # branch on values (a captured plan replays it). The SVD's own derivative is wrong where
+    # singular values repeat (at the identity), so gradients of gradients take inv's where
+    # they can, which is exact at every order, or adjugate's own, exact at second order.
     eye = xp.eye(x.shape[-1], dtype=x.dtype, device=device_of(x))
-    by_inverse = _matrix_grad(xp, ans) * xp.linalg.inv(xp.where(singular, eye, x))
+    zero = _matrix_grad(xp, ans == 0)
+    inverse = xp.linalg.inv(xp.where(zero, eye, x))
+    # The 1-norm condition number above 1 / sqrt(eps): inv's derivative keeps fewer than
+    # half the digits. (NaN compares False: a matrix holding NaN stays on inv's path.)
+    condition = _one_norm(xp, x) * _one_norm(xp, inverse)
+    singular = zero | (condition > 1 / math.sqrt(xp.finfo(condition.dtype).eps))
+    by_inverse = _matrix_grad(xp, ans) * inverse
     adjugate = xp.where(singular, xp.adjugate(x), by_inverse)
     return _matrix_grad(xp, g) * _mH(xp, adjugate)
 

@@ -435,6 +435,32 @@ def test_the_determinants_second_derivative_at_a_singular_matrix_is_the_cofactor
         )
 
 
+def _product_of_rank(n: int, rank: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, rank)) @ rng.standard_normal((rank, n))
+
+
+@pytest.mark.parametrize(("n", "rank"), [(3, 2), (4, 3), (5, 4), (4, 2)])
+def test_the_determinants_second_derivative_at_a_numerically_singular_product(n, rank) -> None:
+    # A product of rank n - 1 has a determinant of about 1e-17, not 0: the gradient went
+    # through det(x) inv(x), whose own derivative lost every digit (a 3 x 3 Hessian entry of
+    # -0.375 for -0.302). The Hessian is the matrix of signed minors of order n - 2.
+    a = _product_of_rank(n, rank, seed=n + rank)
+    assert np.linalg.det(a) != 0  # the case the test is for
+    rng = np.random.default_rng(1)
+    weights = rng.standard_normal(a.shape)
+    x = plugrad.asarray(a, requires_grad=True)
+    (cofactors,) = plugrad.autograd.grad(plugrad.linalg.det(x), x, create_graph=True)
+    (hessian_w,) = plugrad.autograd.grad((cofactors * plugrad.asarray(weights)).sum(), x)
+    expected = np.zeros_like(a)
+    for i, j, k, m in np.ndindex(n, n, n, n):
+        if i != k and j != m:
+            minor = np.delete(np.delete(a, [i, k], 0), [j, m], 1)
+            sign = (-1) ** (i + j + k + m) * (1 if (i < k) == (j < m) else -1)
+            expected[k, m] += weights[i, j] * sign * (np.linalg.det(minor) if minor.size else 1)
+    np.testing.assert_allclose(hessian_w.numpy(), expected, rtol=1e-9, atol=1e-9)
+
+
 _ROTATION = [[0.6, -0.8], [0.8, 0.6]]
 _DET_AT = {
     "identity": np.eye(3),
