@@ -91,6 +91,16 @@ __all__ = [
 ]
 
 
+def _set_lr(group: dict[str, Any], lr: float | Tensor) -> None:
+    """Set ``group["lr"]``: a tensor learning rate is filled in place (whoever holds it sees
+    the new one, and no other key comes to share it), as PyTorch's."""
+    if isinstance(group["lr"], Tensor):
+        with no_grad():
+            group["lr"].fill_(float(lr))
+    else:
+        group["lr"] = lr
+
+
 class LRScheduler:
     """Base class of the learning-rate schedulers.
 
@@ -214,11 +224,7 @@ class LRScheduler:
                 "scheduler was made? Make the scheduler after adding every group"
             )
         for group, lr in zip(groups, values):
-            if isinstance(group["lr"], Tensor):
-                with no_grad():
-                    group["lr"].fill_(lr)
-            else:
-                group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = self._group_lrs()
 
     def step(self, epoch: int | None = None) -> None:
@@ -1197,7 +1203,7 @@ class CyclicLR(LRScheduler):
         self.use_beta1 = uses_betas
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_lr(group, lr)
         if cycle_momentum:
             self.base_momentums = base_momentums
             self.max_momentums = max_momentums
@@ -1390,7 +1396,7 @@ class SequentialLR(_Composite):
         self.optimizer = optimizer
         self._initial = False
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_lr(group, group["initial_lr"])
         # Undo the step each scheduler took when it was built, then take the first one's.
         for scheduler in self._schedulers:
             _undo_step(scheduler)
@@ -1714,9 +1720,10 @@ class ReduceLROnPlateau(LRScheduler):
                     )
                 self.min_lrs = [self.default_min_lr] * groups
             for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
-                new_lr = max(group["lr"] * self.factor, floor)
-                if group["lr"] - new_lr > self.eps:
-                    group["lr"] = new_lr
+                old_lr = float(group["lr"])  # (a tensor's in float64, as PyTorch's)
+                new_lr = max(old_lr * self.factor, floor)
+                if old_lr - new_lr > self.eps:
+                    _set_lr(group, new_lr)
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]

@@ -495,8 +495,10 @@ def test_a_fractional_epoch_of_the_deprecated_step_form_as_pytorch(name) -> None
     assert rates[:3] == pytest.approx(rates[3:], rel=1e-12)
 
 
-def _one_group(lr: object = 1.0) -> optim.SGD:
-    return optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=lr, foreach=False)
+def _one_group(lr: object = 1.0, momentum: float = 0.0) -> optim.SGD:
+    return optim.SGD(
+        [plugrad.zeros(1, requires_grad=True)], lr=lr, momentum=momentum, foreach=False
+    )
 
 
 def _stepped(scheduler: lr_scheduler.LRScheduler, steps: int) -> list[float]:
@@ -523,6 +525,42 @@ def test_a_tensor_learning_rate_is_filled_in_place_and_handed_out_as_copies() ->
     schedule.get_last_lr()[0].mul_(10)
     assert schedule.base_lrs[0] is not lr and float(schedule.base_lrs[0]) == pytest.approx(0.1)
     assert float(lr) == pytest.approx(0.05)
+
+
+def test_sequential_lr_keeps_a_tensor_learning_rate_apart_from_initial_lr() -> None:
+    # SequentialLR assigned initial_lr's tensor to lr: every later step rewrote initial_lr,
+    # and a scheduler made again to resume took 0.025 as its base rate for 0.1.
+    lr = plugrad.tensor(0.1)
+    optimizer = _one_group(lr)
+    parts = [
+        lr_scheduler.ConstantLR(optimizer, 0.5, total_iters=2),
+        lr_scheduler.ExponentialLR(optimizer, 0.5),
+    ]
+    schedule = lr_scheduler.SequentialLR(optimizer, parts, milestones=[2])
+    group = optimizer.param_groups[0]
+    assert group["lr"] is lr and group["initial_lr"] is not lr
+    _stepped(schedule, 4)
+    assert float(group["initial_lr"]) == pytest.approx(0.1)
+    assert [float(v) for v in lr_scheduler.ExponentialLR(optimizer, 0.5).base_lrs] == [
+        pytest.approx(0.1)
+    ]
+
+
+def test_cyclic_lr_and_reduce_on_plateau_fill_a_tensor_learning_rate_in_place() -> None:
+    # Both assigned a Python float: the caller's tensor stopped following the rate.
+    lr = plugrad.tensor(0.1)
+    optimizer = _one_group(lr, momentum=0.9)
+    schedule = lr_scheduler.CyclicLR(optimizer, 0.01, 0.1, step_size_up=4)
+    _stepped(schedule, 1)
+    assert optimizer.param_groups[0]["lr"] is lr and float(lr) == pytest.approx(0.0325)
+    lr = plugrad.tensor(0.1)
+    optimizer = _one_group(lr)
+    plateau = lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.1, patience=0)
+    for loss in (1.0, 2.0):
+        optimizer.step()
+        plateau.step(loss)
+    assert optimizer.param_groups[0]["lr"] is lr
+    assert float(lr) == np.float32(0.1 * 0.1)  # the product in float64, as PyTorch's
 
 
 def test_step_with_an_epoch_uses_the_closed_form_of_a_subclass_too() -> None:
