@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +42,24 @@ def _dask_array() -> Any:
     import dask.array
 
     return dask.array
+
+
+def _forget_thread_pools() -> None:
+    """After a fork, in the child: drop the thread pools of Dask's threaded scheduler.
+
+    The child has the parent's pools but none of their threads, so every compute would
+    wait for ever (a DataLoader worker forked after the parent had computed hung); and a
+    lock another thread held at the fork stays held. Dask makes new ones when it needs them.
+    """
+    threaded = sys.modules.get("dask.threaded")
+    if threaded is not None:
+        threaded.default_pool = None
+        threaded.pools.clear()
+        threaded.pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_forget_thread_pools)
 
 
 class DaskRandom:

@@ -275,7 +275,8 @@ class ConvergenceError(PlugradError, ArithmeticError):
 
 
 class DataLoaderWorkerError(PlugradError, RuntimeError):
-    """A DataLoader's worker process ended without sending the batch it was making."""
+    """A DataLoader's worker process ended without sending the batch it was making, or
+    did not send it within the loader's ``timeout``."""
 
 
 class DivisionByZeroError(PlugradError, ZeroDivisionError, RuntimeError):

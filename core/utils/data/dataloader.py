@@ -500,6 +500,14 @@ class DataLoader:
                     yield self._next_result(pending)
             while pending:
                 yield self._next_result(pending)
+        except DataLoaderWorkerError:
+            # A worker timed out: the others' jobs are not waited for (shutting
+            # down waited for a stuck worker's job, so timeout= raised only when it ended).
+            for pool in pools:
+                _stop_workers(pool)
+            if self._pool is pools:
+                self._pool = None
+            raise
         finally:
             if self.persistent_workers:
                 for future in pending:  # a pass left early: the next one starts afresh
@@ -516,8 +524,8 @@ class DataLoader:
         except _WorkerFailure as failure:
             _raise_from_worker(*failure.args)
 
-    def _timed_out(self) -> RuntimeError:
-        return RuntimeError(
+    def _timed_out(self) -> DataLoaderWorkerError:
+        return DataLoaderWorkerError(
             f"DataLoader timed out after {self.timeout} seconds waiting for a batch from its "
             "workers; raise timeout= (or give 0 to wait as long as it takes)"
         )
@@ -661,6 +669,21 @@ def _start_worker(
 class _WorkerFailure(Exception):
     """What a map-style worker raises for an error of the dataset, the collate function or
     ``worker_init_fn``: ``(error, traceback text, worker id)``, for the loader to raise."""
+
+
+def _stop_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """End ``pool``'s worker processes now, without waiting for the jobs they run."""
+    terminate = getattr(pool, "terminate_workers", None)  # (Python 3.14 has it)
+    if terminate is not None:
+        terminate()
+        return
+    # Before 3.14 the executor does not say which processes it runs but in this attribute.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
 
 
 def _raise_from_worker(error: BaseException, text: str, worker_id: int) -> NoReturn:

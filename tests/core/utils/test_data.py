@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 from collections import namedtuple
 
@@ -420,6 +421,15 @@ class Pids:
         if index == 3:
             time.sleep(2)  # longer than the timeout a test gives
         return os.getpid()
+
+
+class Stuck:
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, index):
+        time.sleep(60 if index else 0)  # a worker that hangs
+        return index
 """
 
 
@@ -482,6 +492,49 @@ def test_persistent_workers_serve_every_pass_and_a_slow_batch_times_out(tmp_path
     slow = DataLoader(Pids(), sampler=[0, 3], **options(timeout=0.5))
     with pytest.raises(RuntimeError, match=r"timed out after 0\.5 seconds"):
         list(slow)
+
+
+def test_a_timeout_stops_a_stuck_worker_instead_of_waiting_for_it(tmp_path, monkeypatch):
+    # The pool's shutdown waited for the stuck job: timeout=0.5 raised after 60 seconds.
+    _worker_module(tmp_path, monkeypatch, "plugrad_loader_worker", WORKER_MODULE)
+    from plugrad_loader_worker import Stuck
+
+    for persistent in (False, True):
+        loader = DataLoader(
+            Stuck(), batch_size=None, num_workers=2, timeout=0.5, persistent_workers=persistent,
+            multiprocessing_context="spawn",
+        )  # fmt: skip
+        started = time.monotonic()
+        with pytest.raises(plugrad.errors.DataLoaderWorkerError, match="timed out"):
+            list(loader)
+        assert time.monotonic() - started < 30
+
+
+def test_workers_forked_after_a_dask_compute_load_their_batches():
+    # A forked worker had Dask's thread pool but not its threads: its first compute waited
+    # for ever, and the loader with it.
+    pytest.importorskip("dask")
+    script = """
+import plugrad
+from plugrad.utils.data import DataLoader, Dataset
+
+class Rows(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return plugrad.full((2,), float(i))
+
+with plugrad.use_backend("dask"):
+    before = [b.tolist() for b in DataLoader(Rows(), batch_size=2)]  # computes here
+    forked = DataLoader(Rows(), batch_size=2, num_workers=2, multiprocessing_context="fork")
+    assert [b.tolist() for b in forked] == before
+print("loaded")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "loaded" in done.stdout, done.stderr
 
 
 def test_default_collate_keeps_numpy_dtypes_and_tuple_columns_as_pytorch() -> None:
