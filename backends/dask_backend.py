@@ -51,7 +51,7 @@ def _forget_thread_pools() -> None:
     wait for ever (a DataLoader worker forked after the parent had computed hung); and a
     lock another thread held at the fork stays held. Dask makes new ones when it needs them.
     """
-    threaded = sys.modules.get("dask.threaded")
+    threaded: Any = sys.modules.get("dask.threaded")
     if threaded is not None:
         threaded.default_pool = None
         threaded.pools.clear()
