@@ -1005,8 +1005,8 @@ def dropout(
     tensor([1., 1.])
     """
     _check_tensor("input", "dropout", input)
-    if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise InvalidArgumentError(f"dropout(): p must be a probability between 0 and 1, got {p!r}")
+    # (A bool stays a number here, as it was and is to PyTorch; the channel dropouts refuse it.)
+    p = _check_probability("dropout", p, bool_too=True)
     if not training or p == 0:
         return input
     _check_scalable("dropout", input)
@@ -3388,11 +3388,17 @@ def ctc_loss(
 # -- channel dropout, alpha dropout --------------------------------------------------------
 
 
-def _check_probability(function: str, p: Any) -> None:
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+def _check_probability(function: str, p: Any, bool_too: bool = False) -> float:
+    """``p`` as a float, refused unless a number (a NumPy scalar too) in ``[0, 1]``."""
+    if (
+        not isinstance(p, numbers.Real)
+        or (isinstance(p, bool) and not bool_too)
+        or not 0.0 <= float(p) <= 1.0
+    ):
         raise InvalidArgumentError(
             f"{function}(): p must be a probability between 0 and 1, got {p!r}"
         )
+    return float(p)
 
 
 def _keep_mask(
@@ -3440,7 +3446,7 @@ def _channel_dropout(
     """Zero whole channels: one draw per ``(sample, channel)``, or per channel of an input
     with ``unbatched`` dims."""
     _check_tensor("input", function, input)
-    _check_probability(function, p)
+    p = _check_probability(function, p)
     if input.ndim not in dims:
         raise ShapeError(
             f"{function}(): takes a {dims[0]}-d or {dims[1]}-d input (channels, then "
@@ -3539,7 +3545,7 @@ def _alpha_dropout(
     features: bool,
 ) -> Tensor:
     _check_tensor("input", function, input)
-    _check_probability(function, p)
+    p = _check_probability(function, p)
     if not training or p == 0 or input.numel() == 0:
         return input
     _check_scalable(function, input)
@@ -5359,6 +5365,55 @@ def _cubic(
     return result
 
 
+def _antialiased(
+    x: Tensor,
+    axis: int,
+    size: int,
+    out: int,
+    scale: float | None,
+    align_corners: bool,
+    mode: str,
+) -> Tensor:
+    """Resample ``axis`` of ``x`` from ``size`` to ``out`` elements with PyTorch's
+    antialiasing filter: a triangle (``"bilinear"``) or a cubic (``"bicubic"``, ``a = -0.5``)
+    stretched by the shrinking factor, its weights summing to one."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    if mode == "bilinear":
+        reach = 1.0
+
+        def kernel(t: float) -> float:
+            return max(0.0, 1.0 - abs(t))
+    else:
+        reach = 2.0
+
+        def kernel(t: float) -> float:  # Keys' cubic with a = -0.5
+            t = abs(t)
+            if t < 1:
+                return (1.5 * t - 2.5) * t * t + 1
+            return ((-0.5 * t + 2.5) * t - 4) * t + 2 if t < 2 else 0.0
+
+    stretch = max(step, 1.0)
+    support = reach * stretch
+    rows = []
+    for i in range(out):
+        center = step * (i + 0.5)
+        # (int() truncates toward zero, as PyTorch's cast of the bounds)
+        first = max(int(center - support + 0.5), 0)
+        last = min(int(center + support + 0.5), size)
+        row = [0.0] * size
+        for j in range(first, last):
+            row[j] = kernel((j - center + 0.5) / stretch)
+        total = sum(row)
+        rows.append([w / total for w in row] if total else row)
+    # (out, size) weights applied by a matrix product over the axis: differentiable in x.
+    weights = asarray(rows, dtype=x.dtype, device=x.device)
+    moved = _ops.moveaxis(x, axis, -1)
+    return _ops.moveaxis(_ops.matmul(moved, _ops.matrix_transpose(weights)), -1, axis)
+
+
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` for :func:`grid_sample`, as PyTorch's.
 
@@ -5402,17 +5457,26 @@ def grid_sample(
     padding_mode: str = "zeros",
     align_corners: bool | None = None,
 ) -> Tensor:
-    """Sample ``input`` ``(N, C, H, W)`` at the points of ``grid`` ``(N, H_out, W_out, 2)``.
+    """Sample ``input`` at the points of ``grid``, as PyTorch's.
 
-    ``grid`` holds ``(x, y)`` in ``[-1, 1]`` across the width and height
-    (``align_corners`` as in :func:`affine_grid`). ``mode`` is ``"bilinear"``
-    or ``"nearest"`` (halves to even); points outside are read as zeros
-    (``padding_mode="zeros"``), as the nearest border value (``"border"``) or
-    reflected back inside (``"reflection"``). Differentiable in ``input`` and,
-    for ``"bilinear"``, in ``grid``; as PyTorch's. A NaN coordinate (or an
-    infinite one under reflection) has no place in the image: it reads as
-    outside, giving NaN in ``"bilinear"`` mode and 0 in ``"nearest"`` (where
-    PyTorch's gives one of the image's values, which depends on its build).
+    ``input`` ``(N, C, H, W)`` takes a grid ``(N, H_out, W_out, 2)`` of
+    ``(x, y)``; volumetric ``input`` ``(N, C, D, H, W)`` takes a grid
+    ``(N, D_out, H_out, W_out, 3)`` of ``(x, y, z)``. The coordinates lie in
+    ``[-1, 1]`` across each axis (``align_corners`` as in :func:`affine_grid`).
+    ``mode`` is ``"bilinear"`` (trilinear for volumes), ``"nearest"`` (halves
+    to even) or ``"bicubic"`` (4-d input only: cubic convolution, ``a = -0.75``,
+    over the 4 x 4 neighbours, each padded on its own). Points outside are read
+    as zeros (``padding_mode="zeros"``), as the nearest border value
+    (``"border"``) or reflected back inside (``"reflection"``).
+    Differentiable in ``input`` and, but for ``"nearest"``, in ``grid``.
+
+    A coordinate with no place in the image is placed as PyTorch's CPU kernels
+    place it: with ``"zeros"`` a NaN reads as outside (NaN in the blending
+    modes, 0 in ``"nearest"``); with ``"border"`` a NaN, and with
+    ``"reflection"`` a NaN or an infinity, goes to the first pixel of its axis
+    for 4-d input and to the last for 5-d input; ``"border"`` clips an infinity
+    to the edge; ``"bicubic"`` gives NaN for all of them. Such a coordinate has
+    a zero gradient.
 
     Examples
     --------
@@ -5421,84 +5485,187 @@ def grid_sample(
     >>> image = plugrad.tensor([[[[0.0, 10.0], [20.0, 30.0]]]])
     >>> F.grid_sample(image, plugrad.tensor([[[[0.0, 0.0]]]]), align_corners=True)
     tensor([[[[15.]]]])
+    >>> point = plugrad.tensor([[[[0.5, 0.5]]]])
+    >>> F.grid_sample(image, point, "bicubic", "border", align_corners=True)
+    tensor([[[[23.2031]]]])
     """
     _check_tensor("input", "grid_sample", input)
     _check_tensor("grid", "grid_sample", grid)
-    if mode not in ("bilinear", "nearest"):
-        raise (NotImplementedError if mode == "bicubic" else ValueError)(
-            f"grid_sample(): mode must be 'bilinear' or 'nearest', got {mode!r}"
-            + ("; bicubic sampling is not there yet" if mode == "bicubic" else "")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise InvalidArgumentError(
+            f"grid_sample(): mode must be 'bilinear', 'nearest' or 'bicubic', got {mode!r}"
         )
     if padding_mode not in ("zeros", "border", "reflection"):
         raise InvalidArgumentError(
             "grid_sample(): padding_mode must be 'zeros', 'border' or 'reflection', got "
             f"{padding_mode!r}"
         )
-    if input.ndim == 5:
-        raise NotImplementedError("grid_sample() of 5-d (volumetric) input is not there yet")
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim or grid.shape[0] != input.shape[0]:
         raise ShapeError(
-            "grid_sample(): input must be (N, C, H, W) and grid (N, H_out, W_out, 2) with the "
-            f"same N, got {input.shape} and {grid.shape}"
+            "grid_sample(): input must be (N, C, H, W) with a grid (N, H_out, W_out, 2), or "
+            "(N, C, D, H, W) with a grid (N, D_out, H_out, W_out, 3), with the same N; got "
+            f"{input.shape} and {grid.shape}"
+        )
+    k = input.ndim - 2
+    if grid.shape[-1] != k:
+        raise ShapeError(
+            f"grid_sample(): the grid of a {input.ndim}-d input holds {k} coordinates in its "
+            f"last axis, got a grid of shape {grid.shape}"
+        )
+    if mode == "bicubic" and k != 2:
+        raise ShapeError(
+            f"grid_sample(): mode='bicubic' takes 4-d input (N, C, H, W), got {input.shape}; "
+            "use 'bilinear' or 'nearest' for a volume"
         )
     if input.dtype.kind != "real floating" or grid.dtype != input.dtype:
         raise DtypeError(
             "grid_sample(): input and grid must be floating-point of one dtype, got "
             f"{input.dtype.name} and {grid.dtype.name}"
         )
-    n, c, height, width = input.shape
-    out_h, out_w = grid.shape[1:3]
+    if 0 in input.shape[2:]:
+        raise ShapeError(
+            f"grid_sample(): input {input.shape} has an empty spatial axis; there is nothing "
+            "to sample"
+        )
+    n, c = input.shape[:2]
+    spatial = tuple(input.shape[2:])  # (H, W) or (D, H, W)
+    sizes = spatial[::-1]  # the sizes along the grid's coordinates (x, y[, z])
+    out = tuple(grid.shape[1:-1])
+    points = math.prod(out)
     corners = bool(align_corners)
-    x = _source_coordinates(grid[..., 0], width, corners, padding_mode)
-    y = _source_coordinates(grid[..., 1], height, corners, padding_mode)
-    flat = _ops.reshape(input, (n, c, height * width))
+    flat = _ops.reshape(input, (n, c, math.prod(spatial)))
+    # PyTorch's kernels put a NaN (and, reflecting, an infinity) on the first pixel for
+    # images, on the last for volumes (another kernel, the other operand order of a min).
+    stray = 0 if k == 2 else None
 
-    def read(xi: Tensor, yi: Tensor) -> Tensor:
-        """``input`` at the integer points ``(xi, yi)`` ``(N, H_out, W_out)``, 0 outside."""
-        inside = (xi >= 0) & (xi <= width - 1) & (yi >= 0) & (yi <= height - 1)
+    def column(w: Tensor) -> Tensor:
+        return _ops.reshape(w, (n, 1, *out))
+
+    def read(indices: Sequence[Tensor]) -> Tensor:
+        """``input`` at the integer points ``indices`` (one per coordinate), 0 outside."""
+        inside = None
+        for index, size in zip(indices, sizes):
+            within = (index >= 0) & (index <= size - 1)
+            inside = within if inside is None else inside & within
+        assert inside is not None
         # (A NaN or infinite coordinate is outside: no integer index is made of it.)
-        index_dtype = xi.device.default_int_dtype  # (int32 on JAX without x64)
-        xc = _ops.astype(_ops.where(inside, xi, 0.0), index_dtype)
-        yc = _ops.astype(_ops.where(inside, yi, 0.0), index_dtype)
-        index = _ops.reshape(yc * width + xc, (n, 1, out_h * out_w))
-        index = _ops.broadcast_to(index, (n, c, out_h * out_w))
-        values = _ops.reshape(_ops.take_along_axis(flat, index, axis=2), (n, c, out_h, out_w))
-        return _ops.where(_ops.reshape(inside, (n, 1, out_h, out_w)), values, 0.0)
+        index_dtype = flat.device.default_int_dtype  # (int32 on JAX without x64)
+        linear = None
+        for index, size in zip(indices[::-1], spatial):  # (the slowest axis first)
+            safe = _ops.astype(_ops.where(inside, index, 0.0), index_dtype)
+            linear = safe if linear is None else linear * size + safe
+        assert linear is not None
+        linear = _ops.broadcast_to(_ops.reshape(linear, (n, 1, points)), (n, c, points))
+        values = _ops.reshape(_ops.take_along_axis(flat, linear, axis=2), (n, c, *out))
+        return _ops.where(column(inside), values, 0.0)
 
+    coordinates = [grid[..., i] for i in range(k)]
+    if mode == "bicubic":
+        return _bicubic_sample(read, column, coordinates, sizes, corners, padding_mode)
+    positions = [
+        _source_coordinates(g, size, corners, padding_mode, size - 1 if stray is None else stray)
+        for g, size in zip(coordinates, sizes)
+    ]
     if mode == "nearest":
         # The grid gets a zero gradient, as PyTorch's (a where() of no element: no NaN of inf).
-        never = zeros(x.shape, dtype=_dtypes.bool, device=x.device)
-        connected = _ops.where(never, x + y, 0.0)
-        return read(_ops.round(x), _ops.round(y)) + _ops.reshape(connected, (n, 1, out_h, out_w))
-    x0, y0 = _ops.floor(x), _ops.floor(y)
-    wx, wy = x - x0, y - y0  # the weights of the far corners (their gradients reach the grid)
+        never = zeros(positions[0].shape, dtype=_dtypes.bool, device=input.device)
+        connected = _ops.where(never, sum(positions[1:], positions[0]), 0.0)
+        return read([_ops.round(p) for p in positions]) + column(connected)
+    lows = [_ops.floor(p) for p in positions]
+    shares = [p - low for p, low in zip(positions, lows)]  # (their gradients reach the grid)
+    result = None
+    for corner in range(2**k):
+        far = [bool(corner >> i & 1) for i in range(k)]
+        weight = None
+        for is_far, share in zip(far, shares):
+            w = share if is_far else 1 - share
+            weight = w if weight is None else weight * w
+        assert weight is not None
+        term = read([low + 1 if is_far else low for low, is_far in zip(lows, far)]) * column(weight)
+        result = term if result is None else result + term
+    assert result is not None
+    return result
 
-    def weight(w: Tensor) -> Tensor:
-        return _ops.reshape(w, (n, 1, out_h, out_w))
 
-    return (
-        read(x0, y0) * weight((1 - wx) * (1 - wy))
-        + read(x0 + 1, y0) * weight(wx * (1 - wy))
-        + read(x0, y0 + 1) * weight((1 - wx) * wy)
-        + read(x0 + 1, y0 + 1) * weight(wx * wy)
+def _bicubic_sample(
+    read: Callable[[Sequence[Tensor]], Tensor],
+    column: Callable[[Tensor], Tensor],
+    coordinates: Sequence[Tensor],
+    sizes: Sequence[int],
+    align_corners: bool,
+    padding: str,
+) -> Tensor:
+    """:func:`grid_sample`'s ``"bicubic"``: cubic convolution over the 4 x 4 pixels around
+    each point, each neighbour's index padded on its own (PyTorch's way)."""
+    bases, taps = [], []
+    for coordinate, size in zip(coordinates, sizes):
+        position = _unnormalized(coordinate, size, align_corners)
+        base = _ops.floor(position)
+        bases.append(base)
+        taps.append(_cubic_coefficients(position - base))
+    result = None
+    for j in range(4):
+        for i in range(4):
+            index = []
+            for base, size, offset in zip(bases, sizes, (i, j)):
+                at = (base + (offset - 1)).detach()
+                if padding != "zeros":
+                    at = _ops.floor(_padded(at, size, align_corners, padding, 0))
+                index.append(at)
+            term = read(index) * column(taps[0][i] * taps[1][j])
+            result = term if result is None else result + term
+    assert result is not None
+    return result
+
+
+def _cubic_coefficients(t: Tensor) -> list[Tensor]:
+    """The weights of the 4 neighbours at ``-1, 0, 1, 2`` of a point ``t`` past the second,
+    by Keys' cubic convolution with ``a`` = :data:`_CUBIC_A` (differentiable in ``t``)."""
+    a = _CUBIC_A
+
+    def near(s: Tensor) -> Tensor:  # |s| <= 1
+        return ((a + 2) * s - (a + 3)) * s * s + 1
+
+    def far(s: Tensor) -> Tensor:  # 1 < |s| < 2
+        return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _unnormalized(coordinate: Tensor, size: int, align_corners: bool) -> Tensor:
+    """A grid coordinate in ``[-1, 1]`` as a pixel position on an axis of ``size``."""
+    if align_corners:
+        return (coordinate + 1) * ((size - 1) / 2)
+    return ((coordinate + 1) * size - 1) / 2
+
+
+def _source_coordinates(
+    coordinate: Tensor, size: int, align_corners: bool, padding: str, stray: int = 0
+) -> Tensor:
+    """Grid coordinates in ``[-1, 1]`` as pixel positions of an axis of ``size``, padded;
+    see :func:`_padded` for ``stray``."""
+    return _padded(
+        _unnormalized(coordinate, size, align_corners), size, align_corners, padding, stray
     )
 
 
-def _source_coordinates(coordinate: Tensor, size: int, align_corners: bool, padding: str) -> Tensor:
-    """Grid coordinates in ``[-1, 1]`` as pixel positions of an axis of ``size``, padded."""
-    if align_corners:
-        position = (coordinate + 1) * ((size - 1) / 2)
-    else:
-        position = ((coordinate + 1) * size - 1) / 2
-    if padding == "border":
-        return _clipped_to_the_image(position, size)
+def _padded(position: Tensor, size: int, align_corners: bool, padding: str, stray: int) -> Tensor:
+    """``position`` on an axis of ``size`` brought inside by ``padding``.
+
+    A position with no place (NaN; with reflection an infinity too) goes to the pixel
+    ``stray``, with no gradient, as PyTorch's kernels place it.
+    """
+    if padding == "zeros":
+        return position
+    unplaced = _ops.isnan(position) if padding == "border" else ~_ops.isfinite(position)
+    # (where() sends no gradient to the NaN: the grid's gradient there is 0.)
+    position = _ops.where(unplaced, float(stray), position)
     if padding == "reflection":
         if align_corners:
             position = _reflected(position, 0.0, float(size - 1))
         else:
             position = _reflected(position, -0.5, size - 0.5)
-        return _clipped_to_the_image(position, size)
-    return position
+    return _clipped_to_the_image(position, size)
 
 
 def _clipped_to_the_image(position: Tensor, size: int) -> Tensor:
@@ -5559,7 +5726,11 @@ def interpolate(
     recompute_scale_factor : bool, optional
         Compute the sampling from the rounded output size instead of ``scale_factor``.
     antialias : bool
-        Only ``False``.
+        ``"bilinear"`` and ``"bicubic"`` only: when shrinking an axis, widen the
+        filter by the factor, so that each output element averages all the input
+        elements it covers (PyTorch's, and PIL's, resize; its ``"bicubic"`` filter
+        has ``a = -0.5``). Growing an axis, it is the triangle or cubic filter
+        itself, its weights renormalized at the edges.
 
     Examples
     --------
@@ -5589,8 +5760,11 @@ def interpolate(
             f"interpolate(): align_corners is for the modes 'linear', 'bilinear', 'bicubic' "
             f"and 'trilinear' only, not {mode!r}; leave it None"
         )
-    if antialias:
-        raise InvalidArgumentError("interpolate(): antialias=True is not supported")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise InvalidArgumentError(
+            f"interpolate(): antialias=True is for the modes 'bilinear' and 'bicubic' (4-d "
+            f"input), not {mode!r}"
+        )
     if (size is None) == (scale_factor is None):
         raise ArgumentError("interpolate(): give exactly one of size and scale_factor")
     lengths = tuple(input.shape[2:])
@@ -5602,15 +5776,18 @@ def interpolate(
             )
         sizes = _ntuple("interpolate", "size", size, nd, 1)
     else:
-        factors = (
-            (scale_factor,) * nd if isinstance(scale_factor, int | float) else tuple(scale_factor)  # type: ignore[arg-type]
-        )
+        # (NumPy scalars are numbers here, as to PyTorch.)
+        one = isinstance(scale_factor, numbers.Real) or not isinstance(scale_factor, Sequence)
+        factors: tuple[Any, ...] = (scale_factor,) * nd if one else tuple(scale_factor)  # type: ignore[arg-type]
         if len(factors) != nd or not all(
-            isinstance(f, int | float) and not isinstance(f, bool) and f > 0 for f in factors
+            isinstance(f, numbers.Real)
+            and not isinstance(f, bool)
+            and 0 < float(f) < math.inf  # (an infinite size overflowed: a bare OverflowError)
+            for f in factors
         ):
             raise InvalidArgumentError(
-                f"interpolate(): scale_factor must be a positive number or {nd} of them, got "
-                f"{scale_factor!r}"
+                f"interpolate(): scale_factor must be a positive finite number or {nd} of "
+                f"them, got {scale_factor!r}"
             )
         sizes = tuple(math.floor(n * float(f)) for n, f in zip(lengths, factors))
         if min(sizes) < 1:
@@ -5643,7 +5820,12 @@ def interpolate(
     # The last axis first: PyTorch's weighted sums nest in that order.
     for axis in reversed(range(nd)):
         length, target, scale = lengths[axis], sizes[axis], scales[axis]
-        if mode == "bicubic":
+        if antialias:
+            out = _antialiased(out, axis + 2, length, target, scale, bool(align_corners), mode)
+            if integral:  # each pass rounded into the dtype's range, as PyTorch's uint8 kernel
+                info = iinfo(input.dtype)
+                out = _ops.clip(_ops.round(out), info.min, info.max)
+        elif mode == "bicubic":
             out = _cubic(out, axis + 2, length, target, scale, bool(align_corners))
             if integral:  # each pass rounded into the dtype's range, as PyTorch's uint8 kernel
                 info = iinfo(input.dtype)

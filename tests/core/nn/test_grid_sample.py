@@ -23,16 +23,29 @@ def _weighted_sum(lib, out):
     return (out * lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum()
 
 
+VOLUME = RNG.standard_normal((2, 3, 3, 4, 5))
+VOLUME_GRID = RNG.uniform(-1.3, 1.3, (2, 2, 3, 4, 3))
+MODES = ("bilinear", "nearest", "bicubic")
+PADDINGS = ("zeros", "border", "reflection")
+
+
 @pytest.mark.parametrize(
-    ("mode", "padding_mode", "align_corners"),
-    list(
-        itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"), (False, True))
-    ),
+    ("mode", "padding_mode", "align_corners", "volume"),
+    [
+        (*case, volume)
+        for case in itertools.product(MODES, PADDINGS, (False, True))
+        for volume in (False, True)
+        if not (volume and case[0] == "bicubic")  # (PyTorch's bicubic takes images only)
+    ],
 )
-def test_grid_sample_values_and_gradients_are_pytorchs(mode, padding_mode, align_corners) -> None:
+def test_grid_sample_values_and_gradients_are_pytorchs(
+    mode, padding_mode, align_corners, volume
+) -> None:
+    # Bicubic and 5-d (trilinear, nearest) input were not there: NotImplementedError.
     found = []
     for lib in (plugrad, torch):
-        image, grid = lib.tensor(IMAGE, requires_grad=True), lib.tensor(GRID, requires_grad=True)
+        data, points = (VOLUME, VOLUME_GRID) if volume else (IMAGE, GRID)
+        image, grid = lib.tensor(data, requires_grad=True), lib.tensor(points, requires_grad=True)
         out = lib.nn.functional.grid_sample(
             image, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners
         )
@@ -118,8 +131,15 @@ def test_a_spatial_transformer_step_trains_as_pytorchs() -> None:
 def test_what_is_not_there_or_wrong_is_refused_clearly() -> None:
     F = plugrad.nn.functional
     image, grid = plugrad.tensor(IMAGE), plugrad.tensor(GRID)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(image, grid, mode="bicubic")
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="mode must be"):
+        F.grid_sample(image, grid, mode="cubic")  # (a bare ValueError)
+    volume, volume_grid = plugrad.tensor(VOLUME), plugrad.tensor(VOLUME_GRID)
+    with pytest.raises(plugrad.errors.ShapeError, match=r"bicubic.*4-d"):
+        F.grid_sample(volume, volume_grid, mode="bicubic")  # (as PyTorch: images only)
+    with pytest.raises(plugrad.errors.ShapeError, match="empty spatial axis"):
+        F.grid_sample(plugrad.zeros(1, 1, 0, 3), plugrad.zeros(1, 2, 2, 2))  # (index error)
+    with pytest.raises(plugrad.errors.ShapeError, match="3 coordinates"):
+        F.grid_sample(volume, volume_grid[..., :2])
     with pytest.raises(ValueError, match="padding_mode"):
         F.grid_sample(image, grid, padding_mode="wrap")
     with pytest.raises(plugrad.errors.ShapeError, match="grid"):
@@ -128,15 +148,105 @@ def test_what_is_not_there_or_wrong_is_refused_clearly() -> None:
         F.affine_grid(plugrad.tensor(THETA), (2, 3, 4, 5, 6))
 
 
-@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
-def test_a_nan_coordinate_reads_as_outside_the_image(padding_mode) -> None:
+def test_a_nan_coordinate_reads_as_outside_the_image_with_zeros_padding() -> None:
     # A NaN became an integer index: IndexOutOfRangeError from take_along_axis().
     image = plugrad.arange(9.0).reshape(1, 1, 3, 3)
     grid = plugrad.tensor([[[[float("nan"), 0.0], [0.0, 0.0]]]])
     sample = plugrad.nn.functional.grid_sample
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's, of nan arithmetic
-        bilinear = sample(image, grid, padding_mode=padding_mode, align_corners=False)
-        nearest = sample(image, grid, mode="nearest", padding_mode=padding_mode)
+        bilinear = sample(image, grid, align_corners=False)
+        nearest = sample(image, grid, mode="nearest")
     assert np.isnan(bilinear[0, 0, 0, 0].item()) and nearest[0, 0, 0, 0].item() == 0.0
     assert bilinear[0, 0, 0, 1].item() == nearest[0, 0, 0, 1].item() == 4.0  # the centre
+
+
+NAN, INF = float("nan"), float("inf")
+#: Points with a NaN or infinite coordinate, each in one axis, the others at the centre.
+STRAY_POINTS = [[NAN, 0.0], [INF, 0.0], [-INF, 0.0], [0.0, NAN], [0.0, INF], [0.0, -INF]]
+STRAY_VOLUME_POINTS = [
+    [NAN, 0.0, 0.0],
+    [0.0, NAN, 0.0],
+    [0.0, 0.0, NAN],
+    [INF, 0.0, 0.0],
+    [-INF, 0.0, 0.0],
+    [0.0, 0.0, INF],
+    [0.0, -INF, 0.0],
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "padding_mode", "align_corners", "volume"),
+    [
+        case
+        for case in itertools.product(MODES, ("border", "reflection"), (False, True), (False, True))
+        if not (case[3] and case[0] == "bicubic")
+    ],
+)
+def test_nan_and_infinite_coordinates_are_placed_as_pytorchs(
+    mode, padding_mode, align_corners, volume
+) -> None:
+    # They read as outside: NaN (bilinear) or 0 (nearest) where PyTorch clamps them into the
+    # image: a NaN (and, reflecting, an infinity) to the first pixel of an image, to the last
+    # of a volume; bicubic gives NaN.
+    shape = (1, 2, 3, 4, 5) if volume else (1, 2, 4, 5)
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    points = np.array([[STRAY_VOLUME_POINTS if volume else STRAY_POINTS]])
+    points = points[:, None] if volume else points
+    found = []
+    for lib in (plugrad, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's, of nan arithmetic
+            out = lib.nn.functional.grid_sample(
+                lib.tensor(data),
+                lib.tensor(points),
+                mode=mode,
+                padding_mode=padding_mode,
+                align_corners=align_corners,
+            )
+        found.append(out.numpy())
+    np.testing.assert_array_equal(*found)
+    assert np.isnan(found[0]).all() if mode == "bicubic" else np.isfinite(found[0]).all()
+
+
+@pytest.mark.parametrize("volume", [False, True])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_infinite_coordinates_clipped_by_border_padding_get_pytorchs_gradients(
+    mode, volume
+) -> None:
+    # (PyTorch's backward of a NaN point crashes or disagrees with its forward; an infinity
+    # under border padding is where its gradients can be compared.)
+    shape = (1, 2, 3, 4, 5) if volume else (1, 2, 4, 5)
+    data = RNG.standard_normal(shape)
+    stray = [p for p in (STRAY_VOLUME_POINTS if volume else STRAY_POINTS) if not np.isnan(p).any()]
+    points = np.array([[[*stray, [0.3] * len(stray[0])]]])
+    points = points[:, None] if volume else points
+    found = []
+    for lib in (plugrad, torch):
+        image, grid = lib.tensor(data, requires_grad=True), lib.tensor(points, requires_grad=True)
+        out = lib.nn.functional.grid_sample(
+            image, grid, mode=mode, padding_mode="border", align_corners=False
+        )
+        _weighted_sum(lib, out).backward()
+        found.append([out.detach().numpy(), image.grad.numpy(), grid.grad.numpy()])
+    for ours, theirs in zip(*found, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_a_nan_coordinate_has_a_zero_gradient_and_reads_its_pixel(mode, padding_mode) -> None:
+    # Its pixel gets the gradient of what it read; the NaN coordinate none (not NaN).
+    image = plugrad.arange(20.0).reshape(1, 1, 4, 5).requires_grad_()
+    grid = plugrad.tensor([[[[NAN, 0.0]]]], requires_grad=True)
+    out = plugrad.nn.functional.grid_sample(
+        image, grid, mode=mode, padding_mode=padding_mode, align_corners=False
+    )
+    out.sum().backward()
+    assert out.item() == (7.5 if mode == "bilinear" else 10.0)  # (column 0, row 1.5)
+    np.testing.assert_array_equal(
+        grid.grad.numpy(), [[[[0.0, 0.0 if mode == "nearest" else 10.0]]]]
+    )
+    expected = np.zeros(20)
+    expected[[5, 10] if mode == "bilinear" else [10]] = 0.5 if mode == "bilinear" else 1.0
+    np.testing.assert_array_equal(image.grad.numpy().ravel(), expected)

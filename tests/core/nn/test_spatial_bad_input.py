@@ -226,6 +226,16 @@ CASES: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         ShapeError,
         "gives the empty size",
     ),
+    "interpolate infinite factor": (  # (a bare OverflowError)
+        lambda: F.interpolate(ones(1, 1, 4), scale_factor=float("inf")),
+        InvalidArgumentError,
+        "scale_factor must be a positive finite number",
+    ),
+    "interpolate nan factor": (
+        lambda: F.interpolate(ones(1, 1, 4, 4), scale_factor=(2.0, float("nan"))),
+        InvalidArgumentError,
+        "scale_factor must be a positive finite number",
+    ),
     "interpolate size count": (
         lambda: F.interpolate(ones(1, 1, 4, 4), size=(2, 2, 2)),
         InvalidArgumentError,
@@ -370,3 +380,29 @@ def test_module_get_name_and_parameter_dict_fromkeys_as_pytorch():
     assert plugrad.nn.Linear(2, 2)._get_name() == "Linear"
     keys = plugrad.nn.ParameterDict().fromkeys(["a", "b"])
     assert list(keys.items()) == [("a", None), ("b", None)] and list(keys.parameters()) == []
+
+
+@pytest.mark.parametrize("factor", [np.float32(1.5), np.float64(1.5), np.int64(2)])
+def test_interpolate_takes_a_numpy_scale_factor_as_pytorch(factor) -> None:
+    # A NumPy float32 was iterated: a bare TypeError.
+    torch = pytest.importorskip("torch")
+    x = np.arange(8.0).reshape(1, 2, 4)
+    for given in (factor, (factor,)):
+        ours = F.interpolate(plugrad.tensor(x), scale_factor=given, mode="linear")
+        theirs = torch.nn.functional.interpolate(torch.tensor(x), scale_factor=given, mode="linear")
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "dropout", [F.dropout, F.dropout1d, F.dropout2d, F.alpha_dropout, F.feature_alpha_dropout]
+)
+@pytest.mark.parametrize("p", [np.float32(0.5), np.float64(1.0), np.int64(0)])
+def test_dropouts_take_a_numpy_probability(dropout, p) -> None:
+    # It was refused as "not a probability"; PyTorch takes it.
+    x = plugrad.ones(2, 3, 4)
+    _ = plugrad.manual_seed(0)
+    out = dropout(x, p).numpy()
+    _ = plugrad.manual_seed(0)
+    np.testing.assert_array_equal(out, dropout(x, float(p)).numpy())
+    with pytest.raises(InvalidArgumentError, match="probability between 0 and 1"):
+        dropout(x, np.float32(1.5))

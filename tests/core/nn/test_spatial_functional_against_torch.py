@@ -305,6 +305,37 @@ RESAMPLING = {
         (X2,),
     ),
     "bilinear scale": (lambda F, lib, x: F.interpolate(x, scale_factor=3, mode="bilinear"), (X2,)),
+    # antialias: the filter stretched by the shrinking factor (it raised InvalidArgumentError)
+    "bilinear antialias down": (
+        lambda F, lib, x: F.interpolate(x, size=(2, 3), mode="bilinear", antialias=True),
+        (X2,),
+    ),
+    "bilinear antialias by factors": (
+        lambda F, lib, x: F.interpolate(
+            x, scale_factor=(0.3, 1.7), mode="bilinear", antialias=True
+        ),
+        (randn(1, 2, 13, 6),),
+    ),
+    "bicubic antialias down": (
+        lambda F, lib, x: F.interpolate(x, scale_factor=0.45, mode="bicubic", antialias=True),
+        (randn(2, 1, 11, 16),),
+    ),
+    "bicubic antialias up": (
+        lambda F, lib, x: F.interpolate(x, size=(9, 7), mode="bicubic", antialias=True),
+        (X2,),
+    ),
+    "bicubic antialias corners": (
+        lambda F, lib, x: F.interpolate(
+            x, size=(4, 9), mode="bicubic", antialias=True, align_corners=True
+        ),
+        (randn(1, 2, 10, 5),),
+    ),
+    "bilinear antialias recomputed": (
+        lambda F, lib, x: F.interpolate(
+            x, scale_factor=0.3, mode="bilinear", antialias=True, recompute_scale_factor=True
+        ),
+        (randn(1, 1, 10, 7),),
+    ),
     "trilinear": (
         lambda F, lib, x: F.interpolate(x, size=(4, 5, 7), mode="trilinear"),
         (randn(1, 2, 3, 4, 5),),
@@ -355,6 +386,47 @@ def test_interpolate_picks_pytorchs_elements_for_every_size(mode: str, dtype: An
             np.testing.assert_allclose(
                 ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-13, err_msg=str(call)
             )
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.uint8])
+def test_antialiased_interpolation_is_pytorchs_for_many_sizes(mode: str, dtype: Any) -> None:
+    image = (RNG.random((1, 2, 12, 9)) * 255).astype(dtype)
+    calls = [{"size": (h, w)} for h in (1, 3, 5, 12, 17) for w in (2, 4, 9, 20)] + [
+        {"scale_factor": f} for f in ((0.2, 0.25), 0.35, 0.5, 0.9, 1.4)
+    ]  # (no output width 1: see the test below)
+    for call in calls:
+        for corners in (False, True) if "size" in call else (False,):
+            options = {"mode": mode, "antialias": True, "align_corners": corners, **call}
+            ours = PF.interpolate(plugrad.asarray(image), **options).numpy()
+            theirs = torch.nn.functional.interpolate(torch.tensor(image), **options).numpy()
+            assert ours.dtype == theirs.dtype
+            if dtype == np.uint8:  # (its fixed-point weights: a value may be one apart)
+                assert np.abs(ours.astype(int) - theirs.astype(int)).max() <= 1, options
+            else:
+                # (PyTorch's float32 kernel computes its weights in single precision)
+                tolerance = 2e-5 if dtype == np.float32 else 1e-12
+                np.testing.assert_allclose(
+                    ours, theirs, rtol=tolerance, atol=tolerance, err_msg=str(options)
+                )
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialiasing_to_one_column_resamples_the_rows_as_pytorch_to_one_row(mode: str) -> None:
+    # PyTorch 2.13's CPU kernel gives every row the first's value when the output is one
+    # column wide; resizing the transposed image (one row) it gets them right.
+    image = RNG.standard_normal((1, 2, 12, 9))
+    ours = PF.interpolate(plugrad.asarray(image), size=(3, 1), mode=mode, antialias=True)
+    theirs = torch.nn.functional.interpolate(
+        torch.tensor(image).transpose(2, 3), size=(1, 3), mode=mode, antialias=True
+    )
+    np.testing.assert_allclose(ours.numpy(), theirs.transpose(2, 3).numpy(), atol=1e-12)
+    assert len(set(ours.numpy()[0, 0, :, 0])) == 3
+
+
+def test_antialias_is_for_bilinear_and_bicubic_only() -> None:
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="antialias=True is for"):
+        PF.interpolate(plugrad.ones(1, 1, 4, 4), size=2, mode="nearest", antialias=True)
 
 
 DOUBLE_BACKWARD = {
