@@ -50,6 +50,7 @@ __all__ = [
     "MissingAttributeError",
     "MissingDependencyError",
     "MissingProgramError",
+    "NotSupportedError",
     "PluginLoadWarning",
     "PluginOutputError",
     "PluginRegistrationError",
@@ -59,6 +60,7 @@ __all__ = [
     "SerializationError",
     "ShapeError",
     "StateDictError",
+    "TensorNameError",
     "UninitializedParameterError",
     "UnknownBackendError",
     "UnknownOpError",
@@ -272,6 +274,23 @@ class SerializationError(PlugradError, ValueError):
 class ConvergenceError(PlugradError, ArithmeticError):
     """An iterative computation (a series, a continued fraction) did not converge within its
     bound of terms: its result would be inaccurate, so none is returned."""
+
+
+class NotSupportedError(PlugradError, NotImplementedError):
+    """What PyTorch does that plugrad cannot: an enabled :class:`~plugrad.autocast`
+    (plugrad casts nothing on its own), or assigning to an orthogonal weight whose map has
+    no inverse (``matrix_exp`` or ``cayley`` without the trivialization). A
+    ``NotImplementedError``, as PyTorch raises there."""
+
+
+class TensorNameError(StateDictError, KeyError):
+    """A name of a parameter or buffer a module does not have (or, ``strict``, one it has
+    and was not given), as :func:`plugrad.func.functional_call` takes them: a
+    ``RuntimeError`` as PyTorch's, and a ``KeyError`` for a name looked up and not found."""
+
+    def __str__(self) -> str:
+        # KeyError's own str() would print the message in quotes, as a key.
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
 
 
 class DataLoaderWorkerError(PlugradError, RuntimeError):

@@ -461,7 +461,8 @@ def grad_and_value(
     for a tuple of argnums. An argument may be a dict, list or tuple of tensors
     (nested), such as a model's parameters by name for :func:`functional_call`;
     its gradient has the same structure. Transforms compose: ``grad(grad(f))`` is
-    the second derivative.
+    the second derivative. An integer or bool output has gradient zeros, as
+    ``torch.func.grad``'s (where :func:`vjp` and :func:`jacrev` refuse it).
 
     Examples
     --------
@@ -492,7 +493,8 @@ def grad_and_value(
                 f"grad() differentiates a real-valued function, got a {output.dtype.name} "
                 "output; take its real part, abs() or another real function of it"
             )
-        _refuse_integer_outputs("grad", [output])
+        # (an integer or bool output is let through: its gradient is zeros, as torch.func's,
+        # where vjp and jacrev refuse it)
         if not isinstance(output, Tensor) or output.ndim != 0:
             shape = f"shape {output.shape}" if isinstance(output, Tensor) else type(output).__name__
             raise ShapeError(
@@ -738,26 +740,40 @@ def _finish_each(value: Any, keep: Any) -> Any:
     return value
 
 
-def _flatten(value: Any, where: str) -> tuple[list[Tensor], Callable[[Iterator[Any]], Any]]:
+_TRANSFORM_INPUT = (
+    "a transform differentiates with respect to Tensors, or dicts, lists and tuples of them"
+)
+_VMAP_INPUT = (
+    "vmap() maps over Tensors, or dicts, lists and tuples of them; pass its in_dims entry as "
+    "None to give it whole to every slice"
+)
+_VMAP_OUTPUT = (
+    "vmap() stacks Tensors (or dicts, lists and tuples of them) returned by the function; "
+    "return a Tensor (plugrad.tensor(value)), or pass out_dims=None for that output if it "
+    "is the same in every slice"
+)
+
+
+def _flatten(
+    value: Any, where: str, rule: str = _TRANSFORM_INPUT
+) -> tuple[list[Tensor], Callable[[Iterator[Any]], Any]]:
     """The Tensors of ``value`` (a Tensor, or a dict, list or tuple of them, nested) in order,
-    and a function building the same structure from an iterator of replacements."""
+    and a function building the same structure from an iterator of replacements; ``rule``
+    says in an error what was expected."""
     if isinstance(value, Tensor):
         return [value], next
     if isinstance(value, dict):
         keys = list(value)
-        parts = [_flatten(value[k], f"{where}[{k!r}]") for k in keys]
+        parts = [_flatten(value[k], f"{where}[{k!r}]", rule) for k in keys]
         leaves = [leaf for part, _ in parts for leaf in part]
         mapping = type(value)  # (an OrderedDict stays one)
         return leaves, lambda it: mapping((k, rebuild(it)) for k, (_, rebuild) in zip(keys, parts))
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        parts = [_flatten(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        parts = [_flatten(v, f"{where}[{i}]", rule) for i, v in enumerate(value)]
         leaves = [leaf for part, _ in parts for leaf in part]
         kind = type(value)
         return leaves, lambda it: kind(rebuild(it) for _, rebuild in parts)
-    raise ArgumentError(
-        f"{where} is a {type(value).__name__}; a transform differentiates with respect to "
-        "Tensors, or dicts, lists and tuples of them"
-    )
+    raise ArgumentError(f"{where} is a {type(value).__name__}; {rule}")
 
 
 def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
@@ -1080,6 +1096,9 @@ def vmap(
     change of a tensor the function reaches without receiving it (a buffer of a
     closure) is made once per slice, where ``torch.func.vmap`` makes it once, or
     refuses to write a mapped value into it: keep such writes out of ``func``.
+    Over a dimension of size 0 the results are empty, as ``torch.func.vmap``'s:
+    ``func`` runs once on a slice of zeros, which gives the shapes and dtypes
+    of its outputs (and draws no random numbers that stay drawn).
 
     Examples
     --------
@@ -1116,7 +1135,7 @@ def vmap(
             if dim is None:
                 parts.append(None)
                 continue
-            leaves, rebuild = _flatten(arg, f"argument {index}")
+            leaves, rebuild = _flatten(arg, f"argument {index}", _VMAP_INPUT)
             leaf_dims = _leaf_dims(arg, dim, f"in_dims[{index}]", len(leaves))
             axes: list[int | None] = []
             for leaf, dim in zip(leaves, leaf_dims):
@@ -1143,11 +1162,6 @@ def vmap(
                 "vmap(): no argument is mapped over (every in_dims entry is None, or no "
                 "tensor); map over at least one"
             )
-        if size == 0:  # (the function runs once per slice: none tells what it returns)
-            raise ShapeError(
-                "vmap(): the mapped dimensions have size 0; plugrad's vmap calls the function "
-                "on each slice, so it cannot tell the shape of an empty result"
-            )
         try:
             start: Any = get_rng_state()
         except NotImplementedError:  # a backend whose stream cannot be saved: not checked
@@ -1162,7 +1176,9 @@ def vmap(
                   for leaf, axis in zip(part[0], part[1]) if axis is None]  # fmt: skip
         versions = [t._version for _, t in whole]
         results = []
-        for i in range(size):
+        # A batch of 0 (as torch.func's, an empty result): the function runs once on a slice
+        # of zeros, which tells the structure, shapes and dtypes of its outputs.
+        for i in range(max(size, 1)):
             if randomness == "same":
                 set_rng_state(start)
             call = list(args)
@@ -1170,7 +1186,11 @@ def vmap(
                 if part is not None:
                     leaves, axes, rebuild = part
                     sliced = (
-                        leaf if axis is None else leaf[(slice(None),) * axis + (i,)]
+                        leaf
+                        if axis is None
+                        else _zero_slice(leaf, axis)
+                        if size == 0
+                        else leaf[(slice(None),) * axis + (i,)]
                         for leaf, axis in zip(leaves, axes)
                     )
                     call[index] = rebuild(sliced)
@@ -1188,6 +1208,10 @@ def vmap(
                     "vmap(): the function draws random numbers, and randomness='error'; pass "
                     "randomness='different' (each slice its own) or 'same'"
                 )
+        if size == 0:
+            if start is not None:  # (an empty batch draws no numbers)
+                set_rng_state(start)
+            return _stacked(results, out_dims, empty=True)
         return _stacked(results, out_dims)
 
     return mapped
@@ -1219,8 +1243,18 @@ def _leaf_dims(value: Any, dims: Any, where: str, count: int) -> list[int | None
         )
     found: list[int | None] = []
     for item, entry in pairs:
-        found += _leaf_dims(item, entry, where, len(_flatten(item, where)[0]))
+        found += _leaf_dims(item, entry, where, len(_flatten(item, where, _VMAP_INPUT)[0]))
     return found
+
+
+def _zero_slice(leaf: Tensor, axis: int) -> Tensor:
+    """Zeros shaped as one slice of ``leaf`` along its (empty) ``axis``: the stand-in slice
+    :func:`vmap` runs the function on for a batch of 0, a function of ``leaf`` where that can
+    be differentiated (the empty result then is too, as torch.func's)."""
+    if leaf.requires_grad and is_differentiable(leaf.dtype):
+        return leaf.sum(axis)  # (a sum over no elements: zeros)
+    shape = leaf.shape[:axis] + leaf.shape[axis + 1 :]
+    return zeros(shape, dtype=leaf.dtype, device=leaf.device)
 
 
 def _unmapped(column: list[Any], where: str) -> Any:
@@ -1243,57 +1277,62 @@ def _unmapped(column: list[Any], where: str) -> Any:
     return first
 
 
-def _stacked(results: list[Any], out_dims: Any) -> Any:
-    """The results of the slices, each output stacked along its ``out_dims`` entry."""
+def _stacked(results: list[Any], out_dims: Any, *, empty: bool = False) -> Any:
+    """The results of the slices, each output stacked along its ``out_dims`` entry; with
+    ``empty``, ``results`` is the one result of a stand-in slice, and each stack has none."""
     first = results[0]
     if not isinstance(first, tuple):
         dims = out_dims if isinstance(out_dims, tuple) else (out_dims,)
         if len(dims) != 1:
             raise InvalidArgumentError(f"vmap(): out_dims has {len(dims)} entries for 1 output")
-        return _stacked_output(results, dims[0], "output 0")
+        return _stacked_output(results, dims[0], "output 0", empty)
     dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(first)
     names = [f"output {position}" for position in range(len(first))]
-    return _stacked_parts(results, dims, names, f"{len(first)} outputs")
+    return _stacked_parts(results, dims, names, f"{len(first)} outputs", empty)
 
 
-def _stacked_parts(column: list[Any], dims: Any, names: list[str], what: str) -> Any:
+def _stacked_parts(
+    column: list[Any], dims: Any, names: list[str], what: str, empty: bool = False
+) -> Any:
     """Each part of a tuple or list output of every slice stacked along its entry of ``dims``;
     ``what`` names the output's parts in an error."""
     first = column[0]
     if len(dims) != len(first):
         raise InvalidArgumentError(f"vmap(): out_dims has {len(dims)} entries for {what}")
     parts = [
-        _stacked_output([value[k] for value in column], dim, name)
+        _stacked_output([value[k] for value in column], dim, name, empty)
         for k, (dim, name) in enumerate(zip(dims, names))
     ]
     # A named tuple stays one (x.max(0) mapped has .values), as torch.func's.
     return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
 
 
-def _stacked_output(column: list[Any], dim: Any, where: str) -> Any:
+def _stacked_output(column: list[Any], dim: Any, where: str, empty: bool = False) -> Any:
     """One output of every slice, stacked along ``dim``: an int (every Tensor in it), None
     (given once), or a tuple, list or dict of those matching the output's structure."""
     first = column[0]
     if dim is None:  # torch.func's: an output no slice changes, given once
         return _unmapped(column, where)
     if isinstance(dim, int) and not isinstance(dim, bool):
-        leaves_per_slice = [_flatten(value, where) for value in column]
+        leaves_per_slice = [_flatten(value, where, _VMAP_OUTPUT) for value in column]
         rebuild = leaves_per_slice[0][1]
         joined = [
             _ops.stack([leaves[k] for leaves, _ in leaves_per_slice], axis=dim)
             for k in range(len(leaves_per_slice[0][0]))
         ]
+        if empty:  # (the stand-in slice's stack of one, less that one)
+            joined = [t[(slice(None),) * (dim % t.ndim) + (slice(0, 0),)] for t in joined]
         return rebuild(iter(joined))
     if isinstance(dim, (tuple, list)) and isinstance(first, (tuple, list)):
         names = [f"{where}[{k}]" for k in range(len(first))]
-        return _stacked_parts(column, dim, names, f"{where}, which has {len(first)}")
+        return _stacked_parts(column, dim, names, f"{where}, which has {len(first)}", empty)
     if isinstance(dim, dict) and isinstance(first, dict):
         if set(dim) != set(first):
             raise InvalidArgumentError(
                 f"vmap(): out_dims for {where} has the keys {list(dim)}, where it has {list(first)}"
             )
         return type(first)(
-            (key, _stacked_output([value[key] for value in column], dim[key], f"{where}[{key!r}]"))
+            (key, _stacked_output([v[key] for v in column], dim[key], f"{where}[{key!r}]", empty))
             for key in first
         )
     raise InvalidArgumentError(

@@ -392,17 +392,62 @@ def test_transforms_under_no_grad_differentiate_a_primal_that_requires_grad(tran
     assert not result.requires_grad  # no graph is recorded under no_grad, as torch.func's
 
 
-def test_vmap_keeps_named_tuples_and_ordered_dicts_and_refuses_an_empty_batch() -> None:
+def test_vmap_keeps_named_tuples_and_ordered_dicts() -> None:
     # A named tuple came back a plain tuple (x.max(0) mapped had no .values), an
-    # OrderedDict a dict; an empty batch raised IndexError.
+    # OrderedDict a dict.
     ours = func.vmap(lambda row: row.max(0))(plugrad.arange(12.0).reshape(3, 4))
     theirs = torch.func.vmap(lambda row: row.max(0))(torch.arange(12.0).reshape(3, 4))
     assert ours.values.tolist() == theirs.values.tolist()
     assert ours.indices.tolist() == theirs.indices.tolist()
     mapped = func.vmap(lambda row: collections.OrderedDict(a=row * 2))(plugrad.ones(3, 2))
     assert type(mapped) is collections.OrderedDict and mapped["a"].shape == (3, 2)
-    with pytest.raises(plugrad.errors.ShapeError, match="size 0"):
-        func.vmap(lambda row: row * 2)(plugrad.zeros(0, 3))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (lambda lib: lambda r: (r * r).sum(), 0, 0, [(0, 3)]),
+        (lambda lib: lambda r: (r, r.sum()), 0, (1, 0), [(0, 3)]),
+        (lambda lib: lambda r: {"a": r.long(), "b": [r * 2]}, 0, 0, [(0, 3)]),
+        (lambda lib: lambda r, w: r @ w, (1, None), 0, [(3, 0), (3, 2)]),
+        (lambda lib: lambda r: r.unsqueeze(0), 0, -1, [(0, 2, 3)]),
+    ],
+)
+def test_vmap_over_an_empty_batch_returns_empty_results_as_torch(case) -> None:
+    # A batch of 0 raised ShapeError; torch.func.vmap returns empty stacks.
+    make, in_dims, out_dims, shapes = case
+    results = []
+    for lib in (plugrad, torch):
+        args = [lib.ones(*shape) for shape in shapes]
+        out = lib.func.vmap(make(lib), in_dims, out_dims)(*args)
+        leaves = [out] if not isinstance(out, (tuple, dict)) else out
+        if isinstance(out, dict):
+            leaves = [out["a"], out["b"][0]]
+        results.append([(tuple(t.shape), str(t.dtype).split(".")[-1]) for t in leaves])
+    assert results[0] == results[1]
+
+
+def test_vmap_over_an_empty_batch_checks_randomness_and_keeps_gradients() -> None:
+    x = plugrad.ones(0, 2, requires_grad=True)
+    (gradient,) = plugrad.autograd.grad(func.vmap(lambda r: r * 2)(x).sum(), x)
+    assert gradient.shape == (0, 2)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="randomness"):
+        func.vmap(lambda r: r + plugrad.rand(2))(plugrad.zeros(0, 2))
+    state = plugrad.get_rng_state()
+    out = func.vmap(lambda r: r + plugrad.rand(2), randomness="different")(plugrad.zeros(0, 2))
+    assert out.shape == (0, 2)
+    assert plugrad.get_rng_state().state == state.state  # (no numbers drawn for no slices)
+
+
+def test_vmap_says_what_it_takes_and_returns() -> None:
+    # A float or None returned was refused with "a transform differentiates ...".
+    for value in (1.0, None):
+        with pytest.raises(plugrad.errors.ArgumentError, match=r"vmap\(\) stacks Tensors") as e:
+            func.vmap(lambda r, v=value: v)(plugrad.ones(2))
+        assert "differentiates" not in str(e.value)
+    assert func.vmap(lambda r: 1.0, out_dims=None)(plugrad.ones(2)) == 1.0  # as torch.func's
+    with pytest.raises(plugrad.errors.ArgumentError, match="vmap\\(\\) maps over Tensors"):
+        func.vmap(lambda r: r)(1.0)
 
 
 def test_jacfwd_takes_has_aux_by_position_as_torch_func() -> None:
@@ -416,13 +461,25 @@ def test_jacfwd_takes_has_aux_by_position_as_torch_func() -> None:
         lambda: func.jacrev(lambda x: plugrad.argmax(x))(p(X)),
         lambda: func.hessian(lambda x: plugrad.argmax(x))(p(X)),
         lambda: func.vjp(lambda x: (x > 0).long(), p(X)),
-        lambda: func.grad(lambda x: (x > 0).sum())(p(X)),
     ],
 )
 def test_an_integer_output_has_no_derivative(call) -> None:
     # Its Jacobian and gradients came out zeros (torch.func refuses floating-point-less outputs).
     with pytest.raises(plugrad.errors.DtypeError, match="no derivative"):
         call()
+
+
+def test_grad_of_an_integer_output_is_zeros_as_torch_func() -> None:
+    # grad raised DtypeError, where torch.func.grad (and grad_and_value) give zeros.
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0])
+        g, value = lib.func.grad_and_value(lambda v: (v * 3).long().sum())(x)
+        dicts = lib.func.grad(lambda d: (d["a"] > 0).sum())({"a": x, "b": x.double()})
+        name = lambda dtype: str(dtype).split(".")[-1]
+        parts = [(k, v.tolist(), name(v.dtype)) for k, v in dicts.items()]
+        results.append((g.tolist(), name(g.dtype), value.item(), name(value.dtype), *parts))
+    assert results[0] == results[1]
 
 
 def test_aux_keeps_its_graph_to_what_the_function_closes_over() -> None:

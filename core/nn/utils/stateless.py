@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ... import ops as _ops
-from ...errors import ArgumentError, InvalidArgumentError
+from ...errors import ArgumentError, InvalidArgumentError, TensorNameError
 from ...tensor import Tensor
 from .. import module as _module
 from ..module import Module
@@ -116,10 +116,9 @@ def _replacements(
                 slots[f"{prefix}.{key}" if prefix else key] = (registry, key, value)
     unexpected = sorted(name for name in given if name not in slots)
     if unexpected:
-        raise KeyError(
+        raise TensorNameError(
             f"functional_call(): {type(module).__name__} has no parameter or buffer named "
-            f"{', '.join(map(repr, unexpected))}; see module.named_parameters() and "
-            "named_buffers() for the names"
+            f"{', '.join(map(repr, unexpected))}; its names are {_listed(slots)}"
         )
     chosen = dict(given)
     if tie_weights:
@@ -140,8 +139,10 @@ def _replacements(
     if strict:
         missing = sorted(n for n, slot in slots.items() if n not in chosen and slot[2] is not None)
         if missing:
-            raise KeyError(
-                f"functional_call(strict=True): no tensor given for {', '.join(map(repr, missing))}"
+            raise TensorNameError(
+                f"functional_call(strict=True): no tensor given for "
+                f"{', '.join(map(repr, missing))}; give a tensor for each of {_listed(slots)}, "
+                "or pass strict=False to keep the module's own for those not given"
             )
     swaps: dict[tuple[int, str], tuple[dict[str, Any], str, Tensor]] = {}
     for name, value in chosen.items():
@@ -153,6 +154,15 @@ def _replacements(
                 "names, which was given different values; give it once"
             )
     return list(swaps.values())
+
+
+def _listed(slots: Mapping[str, Any], most: int = 20) -> str:
+    """The module's parameter and buffer names for a message, the first ``most`` of many."""
+    names = list(slots)
+    if not names:
+        return "none (the module has no parameters or buffers)"
+    shown = ", ".join(map(repr, names[:most]))
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
 
 
 @contextmanager

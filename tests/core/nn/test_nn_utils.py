@@ -270,3 +270,21 @@ def test_pad_sequence_takes_the_first_sequences_dtype_as_pytorch() -> None:
 def test_an_unknown_name_of_the_rnn_utilities_raises_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         plugrad.nn.utils.rnn.no_such_name  # noqa: B018
+
+
+def test_functional_call_names_unknown_and_missing_tensors_with_a_typed_error() -> None:
+    # Both were plain KeyErrors; now plugrad errors, still KeyError, and RuntimeError as
+    # PyTorch's strict=True error is.
+    from plugrad.errors import PlugradError
+    from plugrad.func import functional_call
+
+    layer = plugrad.nn.Linear(2, 2)
+    x = plugrad.ones(1, 2)
+    with pytest.raises(PlugradError, match=r"named 'wieght'; its names are 'weight', 'bias'") as e:
+        functional_call(layer, {"wieght": plugrad.zeros(2, 2)}, x)
+    assert isinstance(e.value, KeyError) and str(e.value).startswith("functional_call()")
+    for error in (PlugradError, KeyError, RuntimeError):
+        with pytest.raises(error, match=r"no tensor given for 'bias'; .*'weight', 'bias'"):
+            functional_call(layer, {"weight": plugrad.zeros(2, 2)}, x, strict=True)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        torch.func.functional_call(torch.nn.Linear(2, 2), {}, torch.ones(1, 2), strict=True)
