@@ -34,7 +34,8 @@ from .creation import asarray
 from .dtype_functions import result_type
 from .error_functions import *  # noqa: F403
 from .errors import ArgumentError
-from .function import Function, FunctionCtx
+from .function import Function, FunctionCtx, _refusing
+from .grad_mode import is_grad_enabled
 from .hurwitz_zeta import *  # noqa: F403
 from .inplace import apply_inplace, takes_out
 from .nn.functional import log_softmax, logsumexp, sigmoid, softmax
@@ -147,9 +148,9 @@ class _Entropy(Function):
     def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> Tensor:
         (grad,), (x,) = grad_outputs, ctx.saved_tensors
         assert x is not None
-        positive = _ops.greater(x, 0)
-        elsewhere = _ops.where(_ops.equal(x, 0), math.inf, math.nan)
-        return grad * _ops.where(positive, -(_ops.log(_ops.where(positive, x, 1.0)) + 1), elsewhere)
+        # log itself, not a guarded one: its own derivative 1/x gives the second derivative
+        # -1/x, -inf at 0 as PyTorch's (a guard's where() gave 0 there).
+        return grad * -(_ops.log(x) + 1)
 
 
 @takes_out
@@ -202,7 +203,21 @@ class _RegularizedGamma(Function):
         sign = 1 if ctx.lower else -1
         grad_a = grad_x = None
         if ctx.needs_input_grad[0]:
-            grad_a = grad * (sign * _incomplete_gamma.lower_regularized_derivative_in_a(a, x))
+            in_a = _incomplete_gamma.lower_regularized_derivative_in_a(a, x)
+            sources = [t for t in (a, x) if t.requires_grad]
+            if sources and is_grad_enabled():
+                # Computed outside the graph (it has no formula of its own to differentiate):
+                # a second derivative reaching it refuses, where it would be taken for 0.
+                in_a = _refusing(
+                    in_a,
+                    tuple(t._edge or t for t in sources),
+                    f"special.{'gammainc' if ctx.lower else 'gammaincc'}(a, x): the "
+                    "derivative in a can be taken once only; a second derivative through it "
+                    "(in a or in x) is not implemented (PyTorch has none in a at all). "
+                    "Second derivatives in x alone are: differentiate in x only, or detach a "
+                    "(a.detach()) where its second derivative is not needed",
+                )
+            grad_a = grad * (sign * in_a)
         if ctx.needs_input_grad[1]:
             positive = x > 0
             safe = _ops.where(positive, x, 1.0)

@@ -153,3 +153,55 @@ def test_the_slope_of_sinc_next_to_zero_is_its_taylor_series() -> None:
             -(math.pi**2) * v / 3 * (1 - u * u / 10 + u**4 / 280))  # fmt: skip
 
     assert x.grad.tolist() == pytest.approx([slope(v) for v in x.tolist()], rel=1e-12)
+
+
+def test_entr_second_derivative_agrees_with_torch_at_zero_and_elsewhere() -> None:
+    # At x = 0 the second derivative was 0 (a guarded log's where()); torch's -1/x is -inf.
+    points = [0.0, -1.0, 0.5, 2.0, 1e-300]
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor(points, dtype=lib.float64, requires_grad=True)
+        (first,) = lib.autograd.grad(lib.special.entr(x).sum(), x, create_graph=True)
+        (second,) = lib.autograd.grad(first.sum(), x)
+        results.append((first.detach().numpy(), second.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+    assert results[0][0][0] == math.inf and results[0][1][0] == -math.inf
+
+
+def test_gammainc_refuses_a_second_derivative_in_a_and_keeps_those_in_x() -> None:
+    # The a-derivative is computed outside the graph: differentiating it again raised
+    # advice for Function authors (once_differentiable), or, where the cotangent required
+    # grad (gradgradcheck), was taken for 0 without a word.
+    f64 = plugrad.float64
+    a = plugrad.tensor([1.5, 2.0], dtype=f64, requires_grad=True)
+    x = plugrad.tensor([1.0, 3.0], dtype=f64, requires_grad=True)
+    for function in (plugrad.special.gammainc, plugrad.special.gammaincc):
+        (in_a,) = plugrad.autograd.grad(function(a, x).sum(), a, create_graph=True)
+        with pytest.raises(plugrad.errors.BackwardError, match=r"in a can be taken once only"):
+            plugrad.autograd.grad(in_a.sum(), a)
+        v = plugrad.ones(2, dtype=f64, requires_grad=True)
+        (in_a,) = plugrad.autograd.grad(function(a, x), a, v, create_graph=True)
+        with pytest.raises(plugrad.errors.BackwardError, match=r"in a can be taken once only"):
+            plugrad.autograd.grad(in_a.sum(), x)
+    with pytest.raises(plugrad.errors.BackwardError, match=r"in a can be taken once only"):
+        plugrad.autograd.gradgradcheck(
+            lambda a: plugrad.special.gammainc(a, x.detach()), (a,), raise_exception=False
+        )
+    # In x, second derivatives (and the first in a, forward mode too) keep working, as torch's.
+    (in_x,) = plugrad.autograd.grad(plugrad.special.gammainc(a, x).sum(), x, create_graph=True)
+    (second,) = plugrad.autograd.grad(in_x.sum(), x)
+    tx = torch.tensor([1.0, 3.0], dtype=torch.float64, requires_grad=True)
+    (t_in_x,) = torch.autograd.grad(
+        torch.special.gammainc(torch.tensor([1.5, 2.0], dtype=torch.float64), tx).sum(),
+        tx,
+        create_graph=True,
+    )
+    (t_second,) = torch.autograd.grad(t_in_x.sum(), tx)
+    np.testing.assert_allclose(second.numpy(), t_second.numpy(), rtol=1e-12)
+    assert plugrad.autograd.gradgradcheck(lambda x: plugrad.special.gammainc(a.detach(), x), (x,))
+    ones = plugrad.ones(2, dtype=f64)
+    _, tangent = plugrad.func.jvp(
+        lambda a: plugrad.special.gammainc(a, x.detach()), (a.detach(),), (ones,)
+    )
+    np.testing.assert_allclose(tangent.numpy(), [-0.3747, -0.1974], atol=1e-4)
