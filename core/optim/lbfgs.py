@@ -232,7 +232,7 @@ class LBFGS(Optimizer):
     ) -> tuple[float, Any]:
         self._add_grad(t, d)
         with enable_grad():
-            loss = float(closure())
+            loss = _loss_value(closure())
         flat_grad = self._gather_flat_grad()
         self._set_param(x)
         return loss, flat_grad
@@ -262,6 +262,7 @@ class LBFGS(Optimizer):
                 "LBFGS.step() needs a closure that clears the gradients, computes the loss, "
                 "calls backward() and returns the loss: opt.step(closure)"
             )
+        self._check_lr_set()
         params = self.param_groups[0]["params"]
         # Found (or the step refused) before the closure's first evaluation writes anything.
         self._followers = (
@@ -280,16 +281,16 @@ class LBFGS(Optimizer):
         lr, max_iter, max_eval = float(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
+
+        with enable_grad():
+            orig_loss = closure()
+        loss = _loss_value(orig_loss)  # (refused before the step counts or makes state)
         self._step_count += 1
 
         # As PyTorch's, the state is all in the first parameter's entry.
         state = self.state.setdefault(params[0], {})
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
-
-        with enable_grad():
-            orig_loss = closure()
-        loss = float(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
         flat_grad = self._gather_flat_grad()
@@ -368,7 +369,7 @@ class LBFGS(Optimizer):
                 converged = False
                 if n_iter != max_iter:  # the last iteration's loss would go unused
                     with enable_grad():
-                        loss = float(closure())
+                        loss = _loss_value(closure())
                     flat_grad = self._gather_flat_grad()
                     converged = _abs_max(xp, flat_grad) <= tolerance_grad
                     evals = 1
@@ -543,3 +544,16 @@ def _strong_wolfe(
 
     t = bracket[low_pos]
     return bracket_f[low_pos], bracket_g[low_pos], t, ls_func_evals
+
+
+def _loss_value(loss: Any) -> float:
+    """The closure's loss as a float: a one-element tensor or a real number."""
+    try:
+        return float(loss)
+    except (TypeError, ValueError) as error:
+        kind = InvalidArgumentError if isinstance(error, ValueError) else ArgumentError
+        raise kind(
+            f"LBFGS.step(): the closure returned {loss!r:.60} (a {type(loss).__name__}), which "
+            "is not a loss; return the loss, a one-element tensor or a number, from the "
+            "closure (after calling backward() on it)"
+        ) from None

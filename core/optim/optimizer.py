@@ -396,6 +396,7 @@ class Optimizer:
         >>> w
         tensor([1.5000], requires_grad=True)
         """
+        self._check_lr_set()
         loss = None
         if closure is not None:
             with enable_grad():
@@ -414,6 +415,16 @@ class Optimizer:
         if _lazy.in_use:
             self._settle()
         return loss
+
+    def _check_lr_set(self) -> None:
+        """Refuse the step, before any state is made, where a group's ``lr`` was set to None
+        (``group["lr"] = None``): the update would fail half-way through the groups."""
+        for index, group in enumerate(self.param_groups):
+            if "lr" in group and group["lr"] is None:
+                raise ArgumentError(
+                    f"{type(self).__name__}.step(): param_groups[{index}]['lr'] is None; set "
+                    "it to the learning rate (a number) before stepping; nothing was updated"
+                )
 
     def _check_gradient_shapes(self) -> None:
         """Refuse the step, before any update, where a ``.grad`` changed shape in place.

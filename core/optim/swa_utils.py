@@ -246,9 +246,11 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
 
     Each layer's statistics are reset and become the equal average over every
     batch (``momentum=None`` for the pass; each layer's own momentum is restored
-    after). A batch that is a list or tuple gives its first element to the
-    model. The model is in training mode for the pass and back in its mode
-    after. Nothing happens for a model without batch-norm layers.
+    after). A batch is a tensor, or a list or tuple whose first element (a
+    tensor) goes to the model, as PyTorch's. The model is in training mode for
+    the pass and back in its mode after; should a batch be refused or the model
+    raise, the statistics are put back as they were. Nothing happens for a
+    model without batch-norm layers.
 
     Examples
     --------
@@ -262,10 +264,15 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
     if not isinstance(model, Module):
         raise ArgumentError(f"update_bn() takes a plugrad.nn.Module, got {type(model).__name__}")
     momenta = {}
+    kept: dict[Module, dict[str, Tensor]] = {}
     for module in model.modules():
         if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
             if not module.track_running_stats:
                 continue
+            kept[module] = {
+                name: getattr(module, name).clone()
+                for name in ("running_mean", "running_var", "num_batches_tracked")
+            }
             module.reset_running_stats()
             momenta[module] = module.momentum
     if not momenta:
@@ -276,12 +283,27 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
         module.momentum = None
     try:
         with no_grad():
-            for batch in loader:
-                if isinstance(batch, (list, tuple)):
+            for index, batch in enumerate(loader):
+                what = f"is a {type(batch).__name__}"
+                if isinstance(batch, (list, tuple)) and batch:
                     batch = batch[0]
+                    what += f" whose first element is a {type(batch).__name__}"
+                if not isinstance(batch, Tensor):
+                    raise ArgumentError(
+                        f"update_bn(): batch {index} of the loader {what}; each batch must be "
+                        "a Tensor, or a list or tuple whose first element is the model's "
+                        "input Tensor (as (inputs, targets)); give a loader of those"
+                    )
                 if device is not None:
                     batch = batch.to(device)
                 model(batch)
+    except BaseException:
+        # (the statistics were reset: a partial pass would leave them neither old nor new)
+        with no_grad():
+            for module, saved in kept.items():
+                for name, value in saved.items():
+                    getattr(module, name).copy_(value)
+        raise
     finally:
         for module, momentum in momenta.items():
             module.momentum = momentum

@@ -206,3 +206,36 @@ def test_averaging_integer_buffers_rounds_as_pytorch() -> None:
                 averaged.update_parameters(model)
         counts.append(int(averaged.module.num_batches_tracked))
     assert counts[0] == counts[1]
+
+
+def test_update_bn_refuses_a_batch_it_cannot_give_the_model_and_keeps_the_statistics() -> None:
+    # A dict batch raised AttributeError ('dict' object has no attribute 'dtype') from the
+    # model, after the statistics had been reset. PyTorch's takes batch[0] of a list or tuple.
+    model = plugrad.nn.BatchNorm1d(2)
+    swa_utils.update_bn([plugrad.tensor([[1.0, 2.0], [3.0, 6.0]])], model)
+    before = [
+        model.running_mean.tolist(),
+        model.running_var.tolist(),
+        int(model.num_batches_tracked),
+    ]
+    for loader in ([{"x": plugrad.ones(2, 2)}], [plugrad.ones(2, 2), ({"x": 1},)], [[]]):
+        with pytest.raises(
+            plugrad.errors.ArgumentError, match=r"update_bn\(\): batch \d .*must be"
+        ):
+            swa_utils.update_bn(loader, model)
+        after = [
+            model.running_mean.tolist(),
+            model.running_var.tolist(),
+            int(model.num_batches_tracked),
+        ]
+        assert after == before and model.momentum == 0.1 and model.training
+    results = []
+    for lib, utils in ((plugrad, swa_utils), (torch, torch.optim.swa_utils)):
+        norm = lib.nn.BatchNorm1d(2)
+        batches = [
+            (lib.tensor([[1.0, 2.0], [3.0, 6.0]]), 0),
+            [lib.tensor([[5.0, 0.0], [1.0, 1.0]])],
+        ]
+        utils.update_bn(batches, norm)
+        results.append((norm.running_mean.tolist(), norm.running_var.tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
