@@ -14,17 +14,32 @@ autocast is refused with what to do instead.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .errors import ArgumentError, CallOrderError, InvalidArgumentError, StateDictError
+from .errors import (
+    ArgumentError,
+    CallOrderError,
+    InvalidArgumentError,
+    NotSupportedError,
+    StateDictError,
+)
 from .grad_mode import no_grad
 from .tensor import Tensor
 
-__all__ = ["GradScaler", "autocast", "is_autocast_enabled"]
+__all__ = [
+    "GradScaler",
+    "autocast",
+    "custom_bwd",
+    "custom_fwd",
+    "is_autocast_available",
+    "is_autocast_enabled",
+]
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,7 +68,7 @@ class autocast:
                 f"autocast() takes a device type such as 'cpu', got {device_type!r}"
             )
         if enabled:
-            raise NotImplementedError(
+            raise NotSupportedError(
                 "autocast(enabled=True): plugrad computes every op in its inputs' dtype and "
                 "casts nothing on its own; convert the model and its inputs instead "
                 "(model.half(), x.half(), with a GradScaler), or pass enabled=False"
@@ -85,6 +100,119 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
             f"is_autocast_enabled() takes a device type such as 'cpu', got {device_type!r}"
         )
     return False
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether :class:`autocast` can be enabled for ``device_type`` (``"cpu"``, ``"cuda"``):
+    never, in plugrad.
+
+    PyTorch's answers True for the device types its autocast covers. plugrad
+    computes every op in its inputs' dtype and takes only a disabled autocast,
+    so it answers False for every device type: code that enables autocast only
+    where it is available (``enabled=is_autocast_available(device)``) runs
+    without it, in the model's own dtype.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.amp.is_autocast_available("cpu")
+    False
+    """
+    if not isinstance(device_type, str):
+        raise ArgumentError(
+            f"is_autocast_available() takes a device type such as 'cpu', got {device_type!r}"
+        )
+    return False
+
+
+def _device_type_checked(function: str, device_type: Any) -> str:
+    if not isinstance(device_type, str):
+        raise ArgumentError(
+            f"{function}() takes device_type as a str such as 'cpu' or 'cuda', got {device_type!r}"
+        )
+    return device_type
+
+
+def custom_fwd(fwd: F | None = None, *, device_type: str, cast_inputs: Any = None) -> Any:
+    """Decorate a :class:`plugrad.autograd.Function`'s ``forward`` as PyTorch's
+    ``torch.amp.custom_fwd(device_type=..., cast_inputs=...)``.
+
+    Under an enabled autocast PyTorch's runs ``forward`` with autocast off, its
+    floating-point tensor arguments cast to ``cast_inputs`` where that is given.
+    plugrad's autocast is never enabled (see :func:`is_autocast_available`), so
+    ``forward`` runs as it is, with its arguments as given: what PyTorch's does
+    outside autocast, ``cast_inputs`` included. Used bare or with arguments.
+
+    Parameters
+    ----------
+    fwd : callable, optional
+        The ``forward`` (``custom_fwd(forward, device_type="cpu")``); without it, a
+        decorator.
+    device_type : str
+        The device type (``"cpu"``, ``"cuda"``), keyword-only as PyTorch's.
+    cast_inputs : dtype, optional
+        The dtype an enabled autocast would cast the inputs to.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> class Double(plugrad.autograd.Function):
+    ...     @staticmethod
+    ...     @plugrad.amp.custom_fwd(device_type="cpu", cast_inputs=plugrad.float32)
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     @plugrad.amp.custom_bwd(device_type="cpu")
+    ...     def backward(ctx, grad):
+    ...         return grad * 2
+    >>> x = plugrad.tensor([1.0], dtype=plugrad.float64, requires_grad=True)
+    >>> y = Double.apply(x); y.backward(); y.dtype, x.grad
+    (plugrad.float64, tensor([2.], dtype=plugrad.float64))
+    """
+    _device_type_checked("custom_fwd", device_type)
+    if cast_inputs is not None and not isinstance(cast_inputs, _dtypes.DType):
+        raise ArgumentError(
+            f"custom_fwd(): cast_inputs must be a dtype (plugrad.float16) or None, got "
+            f"{cast_inputs!r}"
+        )
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    if not callable(fwd):
+        raise ArgumentError(f"custom_fwd() decorates a forward function, got {fwd!r}")
+
+    @functools.wraps(fwd)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        # PyTorch's notes on the context whether autocast ran the forward, for custom_bwd.
+        if args and _settable(args[0]):
+            args[0]._fwd_used_autocast = False
+            args[0]._dtype = None
+        return fwd(*args, **kwargs)
+
+    return forward
+
+
+def custom_bwd(bwd: F | None = None, *, device_type: str) -> Any:
+    """Decorate a :class:`plugrad.autograd.Function`'s ``backward`` as PyTorch's
+    ``torch.amp.custom_bwd(device_type=...)``.
+
+    PyTorch's runs ``backward`` under the autocast state its :func:`custom_fwd`
+    forward ran under; plugrad's is always off, so ``backward`` runs as it is.
+
+    Examples
+    --------
+    See :func:`custom_fwd`.
+    """
+    _device_type_checked("custom_bwd", device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    if not callable(bwd):
+        raise ArgumentError(f"custom_bwd() decorates a backward function, got {bwd!r}")
+    return bwd
+
+
+def _settable(ctx: Any) -> bool:
+    """Whether attributes can be set on ``ctx`` (a Function's context; not a plain value)."""
+    return hasattr(ctx, "__dict__")
 
 
 class GradScaler:

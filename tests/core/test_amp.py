@@ -1,0 +1,73 @@
+"""plugrad.amp beside GradScaler: the typed refusal of an enabled autocast, PyTorch's
+custom_fwd and custom_bwd decorators and is_autocast_available."""
+
+from __future__ import annotations
+
+import pytest
+
+import plugrad
+from plugrad.errors import ArgumentError, PlugradError
+
+torch = pytest.importorskip("torch")
+
+
+def test_an_enabled_autocast_is_a_plugrad_error_and_still_not_implemented() -> None:
+    # It was a bare NotImplementedError.
+    for error in (PlugradError, NotImplementedError):
+        with pytest.raises(error, match=r"model\.half\(\).*or pass enabled=False"):
+            plugrad.autocast("cpu", dtype=plugrad.float16)
+    with pytest.raises(PlugradError):
+        plugrad.amp.autocast("cpu")
+
+
+def _double(lib, **forward_options):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        @lib.amp.custom_fwd(device_type="cpu", **forward_options)
+        def forward(ctx, x, scale=2.0):
+            ctx.scale = scale
+            return x * scale
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad):
+            return grad * ctx.scale, None
+
+    return Double
+
+
+@pytest.mark.parametrize("cast_inputs", [None, "float16"])
+def test_custom_fwd_and_custom_bwd_run_the_function_as_torch_outside_autocast(cast_inputs) -> None:
+    # They were missing. Outside autocast PyTorch's run forward and backward unchanged,
+    # cast_inputs or not.
+    results = []
+    for lib in (plugrad, torch):
+        options = {} if cast_inputs is None else {"cast_inputs": getattr(lib, cast_inputs)}
+        x = lib.tensor([1.0, -3.0], dtype=lib.float64, requires_grad=True)
+        y = _double(lib, **options).apply(x, 3.0)
+        y.sum().backward()
+        results.append((y.tolist(), str(y.dtype).split(".")[-1], x.grad.tolist()))
+    assert results[0] == results[1] == ([3.0, -9.0], "float64", [3.0, 3.0])
+    bare = plugrad.amp.custom_bwd(lambda ctx, g: g, device_type="cpu")
+    assert bare(None, 5) == 5
+
+
+def test_custom_fwd_refuses_what_torch_refuses_with_typed_errors() -> None:
+    with pytest.raises(TypeError):  # (device_type is keyword-only and required, as torch's)
+        plugrad.amp.custom_fwd(lambda ctx, x: x)
+    for bad in (
+        lambda: plugrad.amp.custom_fwd(device_type=1),
+        lambda: plugrad.amp.custom_bwd(device_type=None),
+        lambda: plugrad.amp.custom_fwd(device_type="cpu", cast_inputs="half"),
+        lambda: plugrad.amp.is_autocast_available(0),
+    ):
+        with pytest.raises(ArgumentError):
+            bad()
+
+
+def test_autocast_is_available_nowhere() -> None:
+    # torch's answers True for cpu; plugrad cannot enable autocast on any device, and code
+    # that enables it only where available must run without it.
+    for device_type in ("cpu", "cuda"):
+        assert plugrad.amp.is_autocast_available(device_type) is False
+        plugrad.autocast(device_type, enabled=plugrad.amp.is_autocast_available(device_type))
