@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import dtypes as _dtypes
+from ... import linalg as _linalg
 from ... import ops as _ops
-from ...errors import AxisError, InvalidArgumentError
+from ...creation import arange, eye, ones_like, zeros, zeros_like
+from ...dtype_functions import finfo
+from ...errors import (
+    AxisError,
+    InvalidArgumentError,
+    NotSupportedError,
+    ShapeError,
+    checked_bool,
+)
 from ...grad_mode import no_grad
+from ...pytorch_names import allclose
 from ...random import randn
 from ...tensor import Tensor
 from .. import functional as F
@@ -14,7 +25,7 @@ from ..conv import _ConvTransposeNd
 from ..module import Module
 from .parametrize import register_parametrization
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 def norm_except_dim(v: Tensor, dim: int) -> Tensor:
@@ -195,4 +206,230 @@ def spectral_norm(
     if dim is None:
         dim = _output_axis(module)
     register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+# -- orthogonal ---------------------------------------------------------------------------
+
+_ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _is_orthogonal(q: Tensor) -> bool:
+    """Whether the columns of each matrix of ``q`` are orthonormal, within PyTorch's
+    tolerance (``10 n eps`` absolute)."""
+    n, k = q.shape[-2], q.shape[-1]
+    tolerance = 10.0 * n * finfo(q.dtype).eps
+    identity = eye(k, dtype=q.dtype, device=q.device)
+    return allclose(_ops.matmul(q.mH, q), identity, atol=tolerance)
+
+
+def _sign_of(values: Tensor) -> Tensor:
+    """``values / |values|`` (``sgn``), 0 at 0: the phase of complex numbers too."""
+    size = _ops.abs(values)
+    return _ops.where(size == 0, 0.0, values / _ops.where(size == 0, 1.0, size))
+
+
+def _make_orthogonal(a: Tensor) -> Tensor:
+    """The Q of ``a``'s QR decomposition whose R has a positive diagonal (unique where
+    ``a`` has full rank): the orthonormal columns nearest to Gram-Schmidt's of ``a``."""
+    q, r = _linalg.qr(a)
+    return q * _ops.expand_dims(_sign_of(_linalg.diagonal(r)), axis=-2)
+
+
+def _householder_product(vectors: Tensor, tau: Tensor) -> Tensor:
+    """The first ``k`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T``, where
+    ``v_i`` is column ``i`` of ``vectors`` (zero above row ``i``) with a 1 added at row
+    ``i`` (LAPACK's ``orgqr`` convention, PyTorch's ``linalg.householder_product``)."""
+    n, k = vectors.shape[-2], vectors.shape[-1]
+    result = eye(n, k, dtype=vectors.dtype, device=vectors.device)
+    result = _ops.broadcast_to(result, vectors.shape)
+    unit = eye(n, dtype=vectors.dtype, device=vectors.device)
+    for i in reversed(range(k)):
+        v = vectors[..., :, i] + unit[i]  # (..., n)
+        # H_i M = M - tau_i v (v^T M): applied to the product of those after it
+        projected = _ops.matmul(_ops.expand_dims(v, axis=-2), result)  # (..., 1, k)
+        scaled = _ops.expand_dims(tau[..., i], axis=-1) * v
+        result = result - _ops.expand_dims(scaled, axis=-1) * projected
+    return result
+
+
+def _householder_qr(q: Tensor) -> tuple[Tensor, Tensor]:
+    """LAPACK's ``geqrf`` of a real tall ``q`` (PyTorch's ``torch.geqrf``): R on and above
+    the diagonal, the Householder vectors (their leading 1 implied) below it, and ``tau``."""
+    k = q.shape[-1]
+    packed = q.clone()
+    taus = []
+    for j in range(k):
+        alpha = packed[..., j, j]
+        below = packed[..., j + 1 :, j]
+        norm_below = _ops.sqrt(_ops.sum(below * below, axis=-1))
+        reflects = norm_below != 0
+        # dlarfg: beta = -sign(alpha) |(alpha, below)|, tau = (beta - alpha) / beta and
+        # v = below / (alpha - beta); no reflection (tau = 0) where below is already 0.
+        beta = -_ops.where(alpha >= 0, 1.0, -1.0) * _ops.sqrt(alpha * alpha + norm_below**2)
+        tau = _ops.where(reflects, (beta - alpha) / _ops.where(reflects, beta, 1.0), 0.0)
+        scale = _ops.where(reflects, 1.0 / _ops.where(reflects, alpha - beta, 1.0), 0.0)
+        tail = below * _ops.expand_dims(scale, axis=-1)
+        v = _ops.concat([ones_like(alpha)[..., None], tail], axis=-1)  # (..., n - j)
+        rest = packed[..., j:, j + 1 :]
+        if k > j + 1:
+            projected = _ops.matmul(_ops.expand_dims(v, axis=-2), rest)
+            packed[..., j:, j + 1 :] = rest - (
+                _ops.expand_dims(_ops.expand_dims(tau, axis=-1) * v, axis=-1) * projected
+            )
+        packed[..., j, j] = _ops.where(reflects, beta, alpha)
+        packed[..., j + 1 :, j] = tail
+        taus.append(tau)
+    return packed, _ops.stack(taus, axis=-1)
+
+
+class _Orthogonal(Module):
+    """A matrix (or batch of them) with orthonormal columns (rows, if wide) made from an
+    unconstrained one by ``matrix_exp``, ``cayley`` or ``householder``; with the
+    trivialization, the result multiplies the buffer ``base`` (the weight last assigned)."""
+
+    base: Tensor
+
+    def __init__(self, weight: Tensor, orthogonal_map: str, *, use_trivialization: bool = True):
+        super().__init__()
+        if weight.dtype.kind == "complex floating" and orthogonal_map == "householder":
+            raise InvalidArgumentError(
+                "orthogonal(): the householder map takes real weights, got a "
+                f"{weight.dtype.name} one; use orthogonal_map='matrix_exp' or 'cayley'"
+            )
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X: Tensor) -> Tensor:
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            # The lower triangle, as the first k columns of an n x n matrix, gives the
+            # skew-symmetric (skew-Hermitian) A: n k - k (k - 1) / 2 free numbers.
+            X = _ops.tril(X)
+            if n != k:
+                padding = zeros((*X.shape[:-1], n - k), dtype=X.dtype, device=X.device)
+                X = _ops.concat([X, padding], axis=-1)
+            A = X - X.mH
+            if self.orthogonal_map == "matrix_exp":
+                Q = _linalg.matrix_exp(A)
+            else:  # (I + A/2)(I - A/2)^-1, the same as (I - A/2)^-1 (I + A/2)
+                identity = eye(n, dtype=A.dtype, device=A.device)
+                Q = _linalg.solve(identity - A / 2, identity + A / 2)
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            vectors = _ops.tril(X, k=-1)
+            tau = 2.0 / (1.0 + _ops.sum(vectors * vectors, axis=-2))
+            Q = _householder_product(vectors, tau)
+            # The diagonal's signs (+-1, as right_inverse leaves them) flip columns; held
+            # constant, as PyTorch's (cast to int), so they are neither differentiated nor moved.
+            signs = _ops.astype(_linalg.diagonal(X).detach(), _dtypes.int64)
+            Q = Q * _ops.astype(_ops.expand_dims(signs, axis=-2), Q.dtype)
+        if getattr(self, "base", None) is not None:
+            Q = _ops.matmul(self.base, Q)
+        return Q.mT if transposed else Q
+
+    @no_grad()
+    def right_inverse(self, Q: Tensor) -> Tensor:
+        if Q.shape != self.shape:
+            raise ShapeError(
+                f"orthogonal(): the weight has shape {self.shape}; it cannot be set to a "
+                f"tensor of shape {Q.shape}"
+            )
+        given = Q
+        n, k = Q.shape[-2], Q.shape[-1]
+        transposed = n < k
+        if transposed:
+            Q = Q.mT
+            n, k = k, n
+        if "base" not in self._buffers:
+            if self.orthogonal_map != "householder":
+                raise NotSupportedError(
+                    f"orthogonal(): a weight parametrized by {self.orthogonal_map} without "
+                    "the trivialization cannot be assigned (the map has no inverse to set "
+                    "its original from); register it with use_trivialization=True, or "
+                    "assign to parametrizations.<name>.original"
+                )
+            # The original whose Householder reflections give Q: its QR's vectors, and on
+            # the diagonal R's signs (flipped where no reflection was taken, tau = 0).
+            A, tau = _householder_qr(Q)
+            signs = _ops.where(_linalg.diagonal(A) < 0, -1.0, 1.0)
+            signs = _ops.where(tau == 0, -signs, signs)
+            rows = arange(k, device=A.device)
+            A[..., rows, rows] = signs
+            return A.mT if transposed else A
+        if n == k:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        else:  # completed to an n x n orthogonal matrix by random columns, as PyTorch's
+            extra = randn(*Q.shape[:-2], n, n - k, dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(_ops.concat([Q, extra], axis=-1))
+        self.base = Q
+        # The original is -I: every map gives I (householder from its -1 diagonal), so the
+        # weight is the base, the assigned one made orthogonal.
+        minus_identity = zeros_like(given)
+        rows = arange(min(given.shape[-2:]), device=given.device)
+        minus_identity[..., rows, rows] = -1.0
+        return minus_identity
+
+
+def orthogonal(
+    module: Module,
+    name: str = "weight",
+    orthogonal_map: str | None = None,
+    *,
+    use_trivialization: bool = True,
+) -> Module:
+    """Keep ``module.<name>`` (a matrix, or a batch of them) orthogonal, or unitary for a
+    complex one, as PyTorch's ``torch.nn.utils.parametrizations.orthogonal``.
+
+    The weight is computed from an unconstrained original by ``orthogonal_map``:
+    ``"matrix_exp"`` (the exponential of a skew-symmetric matrix), ``"cayley"``
+    (``(I + A/2)(I - A/2)^-1``) or ``"householder"`` (a product of reflections,
+    real weights only). The default is ``"matrix_exp"`` for a square or complex
+    weight and ``"householder"`` otherwise. A wide weight has orthonormal rows, a
+    tall one orthonormal columns. With ``use_trivialization`` (the default) the
+    map's result multiplies the buffer ``parametrizations.<name>.0.base``: at
+    registration, and when the weight is assigned, the base is that weight made
+    orthogonal (its QR's Q, completed by random columns when it is not square)
+    and the original is set to give the identity, so the weight is the base.
+    Without it the original is the weight itself, and only a ``"householder"``
+    weight can be assigned.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils.parametrizations import orthogonal
+    >>> layer = orthogonal(plugrad.nn.Linear(3, 3))
+    >>> w = layer.weight
+    >>> bool(plugrad.allclose(w @ w.T, plugrad.eye(3), atol=1e-5))
+    True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise InvalidArgumentError(
+            f"orthogonal(): {type(module).__name__} has no parameter or buffer named {name!r}"
+        )
+    if weight.ndim < 2:
+        raise ShapeError(
+            f"orthogonal(): {name!r} has {weight.ndim} dimension(s); it takes a matrix or a "
+            "batch of matrices"
+        )
+    if orthogonal_map is None:
+        square = weight.shape[-2] == weight.shape[-1]
+        complex_weight = weight.dtype.kind == "complex floating"
+        orthogonal_map = "matrix_exp" if square or complex_weight else "householder"
+    if orthogonal_map not in _ORTHOGONAL_MAPS:
+        raise InvalidArgumentError(
+            "orthogonal(): orthogonal_map must be 'matrix_exp', 'cayley' or 'householder', "
+            f"got {orthogonal_map!r}"
+        )
+    trivialized = checked_bool("use_trivialization", use_trivialization)
+    parametrization = _Orthogonal(weight, orthogonal_map, use_trivialization=trivialized)
+    register_parametrization(module, name, parametrization, unsafe=True)
     return module
