@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..creation import zeros
-from ..errors import ArgumentError, InvalidArgumentError
+from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from ..function import Function
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -372,6 +372,7 @@ class _BackwardState:
         # The hooks see one gradient per output (None where there is none), as PyTorch's.
         self.output_count = len(items)
         self.output_positions = where
+        self.output_specs = [(items[i].shape, items[i].dtype) for i in where]
         passed = _Watched.apply(self, "outputs", *(items[i] for i in where))
         passed = passed if isinstance(passed, tuple) else (passed,)
         if single:
@@ -390,6 +391,8 @@ class _BackwardState:
             changed = entry.hook(self.module, grad_output)
             if changed is not None:
                 grad_output = _checked_grads("backward pre-hook", changed, self.output_count)
+                _check_like(entry, "grad_output", grad_output, self.output_positions,
+                            self.output_specs)  # fmt: skip
         self.grad_output = grad_output
         if self.backward_hooks and not self.inputs_watched:
             # No argument needs a gradient: the hooks are called now, with none.
@@ -398,8 +401,13 @@ class _BackwardState:
         return tuple(grad_output[i] for i in self.output_positions)
 
     def inputs_backward(self, grads: tuple[Any, ...]) -> tuple[Any, ...]:
-        if not self.backward_hooks:
+        grad_output = self.grad_output
+        if not self.backward_hooks or grad_output is None:
+            # (None: the gradients reached the inputs without passing through the outputs in
+            # this pass, as in a double backward through what the first one recorded: the
+            # hooks, which ran in the first, are not run again with its grad_output.)
             return grads
+        self.grad_output = None
         full: list[Any] = [None] * self.input_count
         for i, grad, (shape, dtype, device) in zip(self.positions, grads, self.watched_shapes):
             # An argument that needs a gradient and got none gets zeros, as PyTorch's.
@@ -408,9 +416,11 @@ class _BackwardState:
             full[i] = zeros(shape, dtype=dtype, device=device)
         grad_input = tuple(full)
         for entry in self.backward_hooks:
-            changed = entry.hook(self.module, grad_input, self.grad_output)
+            changed = entry.hook(self.module, grad_input, grad_output)
             if changed is not None:
                 grad_input = _checked_grads("full backward hook", changed, self.input_count)
+                specs = [(shape, dtype) for shape, dtype, _ in self.watched_shapes]
+                _check_like(entry, "grad_input", grad_input, self.positions, specs)
         return tuple(grad_input[i] for i in self.positions)
 
 
@@ -422,6 +432,37 @@ def _checked_grads(what: str, grads: Any, count: int) -> tuple[Any, ...]:
             "(one per tensor, None where there is none)"
         )
     return grads
+
+
+def _check_like(
+    entry: _Entry,
+    what: str,
+    grads: tuple[Any, ...],
+    positions: list[int],
+    specs: list[tuple[tuple[int, ...], Any]],
+) -> None:
+    """Refuse a gradient a hook returned of another shape or dtype than the tensor's, as
+    PyTorch does (the engine would only have said that an internal node returned it)."""
+    name = getattr(entry.hook, "__name__", repr(entry.hook))
+    for i, (shape, dtype) in zip(positions, specs):
+        grad = grads[i]
+        if grad is None:
+            continue
+        if not isinstance(grad, Tensor):
+            raise ArgumentError(
+                f"the module's backward hook {name!r} returned a value of type "
+                f"{type(grad).__name__} in {what}[{i}]; return Tensors (or None)"
+            )
+        if grad.shape != shape:
+            raise ShapeError(
+                f"the module's backward hook {name!r} changed the shape of {what}[{i}] from "
+                f"{shape} to {grad.shape}; return a gradient of the tensor's shape"
+            )
+        if grad.dtype != dtype:
+            raise DtypeError(
+                f"the module's backward hook {name!r} changed the dtype of {what}[{i}] from "
+                f"{dtype.name} to {grad.dtype.name}; return a gradient of the tensor's dtype"
+            )
 
 
 class _Watched(Function):

@@ -327,3 +327,57 @@ def test_backward_hooks_of_a_module_returning_a_dict_do_not_run_and_say_so() -> 
             out = module(x)
         out["y"].sum().backward()
         assert calls == [] and x.grad.tolist() == [2.0, 2.0], lib.__name__
+
+
+@pytest.mark.parametrize("layer", ["cube", "tanh", "sigmoid"])
+def test_a_double_backward_does_not_run_full_backward_hooks_again(layer: str) -> None:
+    # The second pass reaches the module's inputs through what the first recorded, not
+    # through its outputs: the hooks ran again there with the first pass's grad_output and
+    # scaled the second derivative once more (x.grad 1200 for 120).
+    results = []
+    for lib in (plugrad, torch):
+        calls = []
+
+        class Cube(lib.nn.Module):
+            def forward(self, x):
+                return x**3
+
+        module = {"cube": Cube, "tanh": lib.nn.Tanh, "sigmoid": lib.nn.Sigmoid}[layer]()
+
+        def scale(module, grad_input, grad_output, calls=calls):
+            calls.append(grad_output[0].tolist())
+            return (grad_input[0] * 10,)
+
+        module.register_full_backward_hook(scale)
+        x = lib.tensor([0.7, -1.3], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(module(x).sum(), x, create_graph=True)
+        g.sum().backward()
+        results.append((g.tolist(), x.grad.tolist(), calls))
+    (ours, ours_grad, ours_calls), (theirs, theirs_grad, theirs_calls) = results
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    np.testing.assert_allclose(ours_grad, theirs_grad, rtol=1e-12)
+    assert ours_calls == theirs_calls == [[1.0, 1.0]]
+
+
+@pytest.mark.parametrize(
+    ("register", "hook", "error", "words"),
+    [
+        ("register_full_backward_hook", lambda m, gi, go: (plugrad.ones(2),),
+         plugrad.errors.ShapeError, "changed the shape of grad_input[0] from (3, 2) to (2,)"),
+        ("register_full_backward_hook", lambda m, gi, go: (gi[0].double(),),
+         plugrad.errors.DtypeError, "changed the dtype of grad_input[0] from float32 to float64"),
+        ("register_full_backward_hook", lambda m, gi, go: (3,), ArgumentError, "of type int"),
+        ("register_full_backward_pre_hook", lambda m, go: (plugrad.ones(5),),
+         plugrad.errors.ShapeError, "changed the shape of grad_output[0] from (3, 1) to (5,)"),
+    ],
+)  # fmt: skip
+def test_a_hook_returning_a_gradient_unlike_the_tensor_is_refused(register, hook, error, words):
+    # The engine said that an internal node (_Watched.backward) returned it, naming an
+    # argument that does not exist; a float64 gradient for float32 was cast silently.
+    module = nn.Linear(2, 1)
+    getattr(module, register)(hook)
+    x = plugrad.zeros((3, 2), requires_grad=True)
+    with pytest.raises(error) as raised:
+        module(x).sum().backward()
+    assert words in str(raised.value)
+    assert x.grad is None and module.weight.grad is None
