@@ -5397,21 +5397,28 @@ def _antialiased(
 
     stretch = max(step, 1.0)
     support = reach * stretch
-    rows = []
+    spans, rows = [], []
     for i in range(out):
         center = step * (i + 0.5)
         # (int() truncates toward zero, as PyTorch's cast of the bounds)
         first = max(int(center - support + 0.5), 0)
         last = min(int(center + support + 0.5), size)
-        row = [0.0] * size
-        for j in range(first, last):
-            row[j] = kernel((j - center + 0.5) / stretch)
+        row = [kernel((j - center + 0.5) / stretch) for j in range(first, last)]
         total = sum(row)
+        spans.append(first)
         rows.append([w / total for w in row] if total else row)
-    # (out, size) weights applied by a matrix product over the axis: differentiable in x.
-    weights = asarray(rows, dtype=x.dtype, device=x.device)
-    moved = _ops.moveaxis(x, axis, -1)
-    return _ops.moveaxis(_ops.matmul(moved, _ops.matrix_transpose(weights)), -1, axis)
+    # Each output element is a weighted sum of the few input elements under its filter:
+    # gathered (taps per output, the last repeated and weighted 0 where a filter is
+    # narrower) and summed, differentiable in x. (A dense (out, size) weight matrix cost
+    # out * size per row: 0.4 s for a 1080p image shrunk four times.)
+    taps = max(1, max(len(row) for row in rows))
+    index = [min(first + k, size - 1) for first in spans for k in range(taps)]
+    weights = [w for row in rows for w in row + [0.0] * (taps - len(row))]
+    picked = _ops.take(x, asarray(index, device=x.device), axis=axis)
+    picked = _ops.reshape(picked, (*x.shape[:axis], out, taps, *x.shape[axis + 1 :]))
+    trailing = (1,) * (x.ndim - axis - 1)
+    weight = _ops.reshape(asarray(weights, dtype=x.dtype, device=x.device), (out, taps, *trailing))
+    return _ops.sum(picked * weight, axis=axis + 1)
 
 
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
