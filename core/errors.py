@@ -46,6 +46,7 @@ __all__ = [
     "IndexOutOfRangeError",
     "InvalidArgumentError",
     "InvalidIndexError",
+    "InvalidNameError",
     "LinAlgError",
     "MissingAttributeError",
     "MissingDependencyError",
@@ -287,6 +288,15 @@ class TensorNameError(StateDictError, KeyError):
     """A name of a parameter or buffer a module does not have (or, ``strict``, one it has
     and was not given), as :func:`plugrad.func.functional_call` takes them: a
     ``RuntimeError`` as PyTorch's, and a ``KeyError`` for a name looked up and not found."""
+
+    def __str__(self) -> str:
+        # KeyError's own str() would print the message in quotes, as a key.
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+class InvalidNameError(PlugradError, KeyError):
+    """A name a module cannot register a parameter, buffer or submodule under: empty,
+    dotted, or that of an attribute it has already. A ``KeyError``, as PyTorch raises there."""
 
     def __str__(self) -> str:
         # KeyError's own str() would print the message in quotes, as a key.

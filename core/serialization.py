@@ -15,9 +15,11 @@ so core never imports an array library.
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import math
 import os
+import pickle
 import secrets
 from collections.abc import Mapping
 from typing import Any, BinaryIO
@@ -137,6 +139,8 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str] | BinaryI
             f"{type(obj).__name__}; wrap other values in a dict, e.g. {{'values': [...]}}"
         )
     file = path if hasattr(path, "write") else None
+    if file is not None:
+        _check_binary(file, "save", "'wb'")
     name = "" if file is not None else os.fspath(path)  # type: ignore[arg-type]
     tensors: list[tuple[str, Tensor]] = []
     structure = _describe(obj, (), tensors, set(), set())
@@ -154,6 +158,17 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str] | BinaryI
     _write_atomically(
         name, lambda temporary: safetensors.serialize_file(specs, temporary, metadata)
     )
+
+
+def _check_binary(file: Any, what: str, binary_mode: str) -> None:
+    """Refuse a text stream (``io.StringIO``, a file opened without ``"b"``): a safetensors
+    file is bytes."""
+    mode = getattr(file, "mode", None)
+    if isinstance(file, io.TextIOBase) or (isinstance(mode, str) and "b" not in mode):
+        raise ArgumentError(
+            f"{what}() got a text stream ({type(file).__name__}), but a safetensors file is "
+            f"bytes: open the file in binary mode ({binary_mode}), or use io.BytesIO()"
+        )
 
 
 def _one_file(stream: BinaryIO) -> bytes:
@@ -177,11 +192,13 @@ def _one_file(stream: BinaryIO) -> bytes:
 
 def load(
     path: str | os.PathLike[str] | BinaryIO,
+    map_location: Device | str | None = None,
+    pickle_module: Any = None,
     *,
     backend: str | None = None,
     device: Device | str | None = None,
     weights_only: bool = True,
-    map_location: Device | str | None = None,
+    mmap: bool | None = None,
 ) -> Any:
     """Load what :func:`save` wrote, or any safetensors file, as plugrad tensors.
 
@@ -198,9 +215,19 @@ def load(
         Accepted for PyTorch's ``torch.load(..., weights_only=True)``; the file
         holds data only whatever its value, since nothing is ever unpickled.
     map_location : str or Device, optional
-        PyTorch's name for ``device`` (``map_location="cpu"``). PyTorch's
-        dicts and functions from saved to new devices have nothing to map
-        here (a file records no device): they are refused.
+        PyTorch's name for ``device`` (``map_location="cpu"``), which may be
+        given positionally, as ``torch.load(f, "cpu")``. PyTorch's dicts and
+        functions from saved to new devices have nothing to map here (a file
+        records no device): they are refused.
+    pickle_module : None
+        PyTorch's module to unpickle with: a safetensors file is not a pickle,
+        so only ``None`` (or the ``pickle`` module, PyTorch's default) is
+        accepted, and changes nothing.
+    mmap : bool, optional
+        PyTorch's ``mmap=True`` (map the file instead of reading it), for a
+        file path only, as PyTorch's. It is accepted and gives the same result:
+        plugrad's tensors hold memory of their own, so their data is read from
+        the file either way.
 
     Returns
     -------
@@ -229,6 +256,19 @@ def load(
     >>> plugrad.load(path, backend="array_api_strict")
     tensor([0, 1, 2], device='array_api_strict:0')
     """
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ArgumentError(
+            f"load(pickle_module={getattr(pickle_module, '__name__', pickle_module)!r}): "
+            "plugrad's files are safetensors, not pickles, so nothing is unpickled; leave "
+            "pickle_module out"
+        )
+    if mmap is not None and not isinstance(mmap, bool):
+        raise ArgumentError(f"load(mmap=...) takes True, False or None, got {mmap!r}")
+    if mmap and hasattr(path, "read"):
+        raise InvalidArgumentError(
+            "load(mmap=True) maps a file by its path: give the path, not a file object "
+            "(as PyTorch's), or leave mmap out"
+        )
     if map_location is not None:
         if device is not None:
             raise ArgumentError(
@@ -251,6 +291,7 @@ def load(
             "them in io.BytesIO(data)"
         )
     if hasattr(path, "read"):  # a file object: the one file that starts where it stands
+        _check_binary(path, "load", "'rb'")
         data = _one_file(path)  # type: ignore[arg-type]
         path = getattr(path, "name", f"<{type(path).__name__}>")
     else:

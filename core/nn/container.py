@@ -21,12 +21,18 @@ __all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequen
 _V = TypeVar("_V")
 
 
-def _position(index: Any, length: int, kind: str) -> int:
+def _position(index: Any, length: int, kind: str, assigned: bool = False) -> int:
+    """``index`` as a position in ``0 .. length - 1``; ``assigned``: for an assignment,
+    which takes no slice (as PyTorch's)."""
+    if assigned and isinstance(index, slice):
+        raise ArgumentError(
+            f"{kind} cannot assign to a slice (PyTorch's cannot either); assign each "
+            f"position (m[i] = value), or build a new {kind} from the values"
+        )
     if not isinstance(index, int) or isinstance(index, bool):
         if isinstance(index, bool) or not hasattr(type(index), "__index__"):
-            raise ArgumentError(
-                f"{kind} indices must be ints or slices, not {type(index).__name__}"
-            )
+            accepted = "ints" if assigned else "ints or slices"
+            raise ArgumentError(f"{kind} indices must be {accepted}, not {type(index).__name__}")
         index = operator.index(index)  # a NumPy integer, as PyTorch takes it
     if not -length <= index < length:
         raise IndexOutOfRangeError(f"index {index} is out of range for a {kind} of length {length}")
@@ -111,7 +117,7 @@ class ModuleList(_Listed[Module]):
 
     def __setitem__(self, index: int, module: Module) -> None:
         items = self._items()
-        items[_position(index, len(items), type(self).__name__)] = module
+        items[_position(index, len(items), type(self).__name__, assigned=True)] = module
         self._renumber(items)
 
     def __delitem__(self, index: int | slice) -> None:
@@ -132,6 +138,11 @@ class ModuleList(_Listed[Module]):
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         """Add each of ``modules`` at the end; return self."""
+        if not isinstance(modules, Iterable):
+            raise ArgumentError(
+                f"{type(self).__name__}.extend() takes an iterable of modules, got "
+                f"{type(modules).__name__}; to add one module, use append()"
+            )
         for module in modules:
             self.append(module)
         return self
@@ -215,7 +226,7 @@ class Sequential(ModuleList):
 
     def __setitem__(self, index: int, module: Module) -> None:
         names = list(self._modules)
-        setattr(self, names[_position(index, len(names), "Sequential")], module)
+        setattr(self, names[_position(index, len(names), "Sequential", assigned=True)], module)
 
     def __add__(self, other: Sequential) -> Sequential:  # type: ignore[override]
         return type(self)(*self._items(), *_sequential("+", other))
@@ -446,7 +457,7 @@ class ParameterList(_Listed[Parameter]):
         return list(self._parameters.values())  # type: ignore[arg-type]
 
     def __setitem__(self, index: int, value: Tensor) -> None:
-        position = _position(index, len(self), "ParameterList")
+        position = _position(index, len(self), "ParameterList", assigned=True)
         self.register_parameter(str(position), _as_parameter("ParameterList", value))
 
     def __len__(self) -> int:

@@ -16,14 +16,32 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from .. import dtypes as _dtypes
 from ..backend import Backend, Device
-from ..creation import asarray, empty, target_device
-from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
+from ..creation import asarray, empty, empty_like, target_device
+from ..errors import (
+    ArgumentError,
+    DtypeError,
+    InvalidArgumentError,
+    InvalidNameError,
+    NotSupportedError,
+    ShapeError,
+)
+from ..grad_mode import no_grad
 from ..keyword_options import spell_out
 from ..memory_formats import check_memory_format, memory_format
 from ..node import note_hook_registered
 from ..tensor import Tensor
 from ..tensor_hooks import RemovableHandle
-from .module_hooks import ModuleHooks, call_with_hooks, hook_dict, hook_flags
+from .module_hooks import (
+    NO_HOOKS,
+    ModuleHooks,
+    add_registration_hook,
+    call_with_hooks,
+    global_hooks,
+    hook_dict,
+    hook_flags,
+    registered,
+    registration_hooks,
+)
 from .module_state import IncompatibleKeys, note_change, note_extra_state, read_entry
 from .module_state import load_state_dict as _load_state_dict
 from .parameter import Parameter, marked_as_buffer
@@ -31,6 +49,8 @@ from .parameter import Parameter, marked_as_buffer
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+# (The global hooks, register_module_*, are left out: plugrad.nn takes these names, and
+# PyTorch has those functions in torch.nn.modules.module only.)
 __all__ = ["IncompatibleKeys", "Module"]
 
 ModuleT = TypeVar("ModuleT", bound="Module")
@@ -51,12 +71,20 @@ _hooks_registered = False
 def _check_name(kind: str, owner: Module, name: Any) -> None:
     if not isinstance(name, str):
         raise ArgumentError(f"{kind} name must be a str, got {type(name).__name__}")
-    if not name or "." in name:
-        raise KeyError(f"{kind} name must be non-empty and contain no '.', got {name!r}")
+    if not name:
+        raise InvalidNameError(f"a {kind} name cannot be empty; give a name such as 'weight'")
+    if "." in name:
+        raise InvalidNameError(
+            f"a {kind} name cannot contain '.', got {name!r}: a dotted path names a "
+            "submodule's member; register it on that submodule (module.get_submodule(path))"
+        )
     if hasattr(type(owner), name) or (
         name in owner.__dict__ and name not in ("_parameters", "_buffers", "_modules")
     ):
-        raise KeyError(f"attribute {name!r} already exists on {type(owner).__name__}")
+        raise InvalidNameError(
+            f"attribute {name!r} already exists on {type(owner).__name__}; choose another "
+            f"{kind} name (or delete the attribute first)"
+        )
 
 
 _GRADIENT_KINDS = ("real floating", "complex floating")
@@ -81,6 +109,33 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
         else:
             grad.detach_()  # a gradient made with create_graph=True leaves its graph
             grad.zero_()
+
+
+class _ReturningStateDictHook:
+    """A hook of ``Module._register_state_dict_hook``: one that may return a new dict."""
+
+    __slots__ = ("hook",)
+
+    def __init__(self, hook: Callable[..., Any]) -> None:
+        if not callable(hook):
+            raise ArgumentError(f"a state dict hook must be callable, got {type(hook).__name__}")
+        self.hook = hook
+
+    def __call__(self, *args: Any) -> Any:
+        return self.hook(*args)
+
+
+class _PrivateLoadPreHook:
+    """A hook of ``Module._register_load_state_dict_pre_hook``: called without the module
+    unless registered ``with_module``, as PyTorch's."""
+
+    __slots__ = ("hook", "with_module")
+
+    def __init__(self, hook: Callable[..., Any], with_module: bool) -> None:
+        self.hook, self.with_module = hook, bool(with_module)
+
+    def __call__(self, module: Any, *args: Any) -> Any:
+        return self.hook(module, *args) if self.with_module else self.hook(*args)
 
 
 class Module:
@@ -121,8 +176,8 @@ class Module:
     _modules: dict[str, Module | None]
     #: Entries a state dict may leave out (saved by older versions): they keep their values.
     _optional_state: tuple[str, ...] = ()
-    #: The hooks registered on this module (made at the first registration).
-    _module_hooks: ModuleHooks | None = None
+    #: The hooks registered on this module (NO_HOOKS until the first registration).
+    _module_hooks: ModuleHooks | None = NO_HOOKS
     # PyTorch's dicts of them (handle id -> hook, in the order they run), views of those lists.
     _forward_pre_hooks = hook_dict("forward_pre", "_forward_pre_hooks")
     _forward_pre_hooks_with_kwargs = hook_flags(
@@ -239,7 +294,7 @@ class Module:
         _hooks_registered = True
         note_hook_registered()
         hooks = self._module_hooks
-        if hooks is None:
+        if hooks is None or hooks is NO_HOOKS:
             hooks = ModuleHooks()
             object.__setattr__(self, "_module_hooks", hooks)
         return hooks
@@ -304,6 +359,21 @@ class Module:
         """
         return self._hooks().add("backward", hook, prepend=prepend)
 
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` with the gradients of the node that
+        made the module's output (PyTorch's deprecated non-full hook; use
+        :meth:`register_full_backward_hook`).
+
+        As PyTorch's, the hook is registered on the ``grad_fn`` of the module's
+        (first) output at each call: ``grad_input`` are that node's input
+        gradients, which are the module's only when its ``forward`` records a
+        single node of its tensor arguments; where they are not, the call warns
+        with a ``FutureWarning``, as PyTorch's does. A module takes either full or
+        non-full backward hooks, not both. Returns a handle whose ``remove()``
+        unregisters it.
+        """
+        return self._hooks().add("backward_legacy", hook)
+
     # -- registration ---------------------------------------------------------------------
 
     def _registries(self, name: str) -> tuple[dict[str, Any], ...]:
@@ -336,12 +406,14 @@ class Module:
             for other, what in zip(registries, ("parameter", "buffer", "submodule")):
                 if other is not registry and name in other:
                     # As PyTorch's: registering moves nothing out of another registry.
-                    raise KeyError(
+                    raise InvalidNameError(
                         f"attribute {name!r} already exists (a {what}); delete it first "
                         f"(del module.{name}) to register a {kind} under that name"
                     )
         if value is not None and not isinstance(value, expected):
             raise ArgumentError(error.format(name=name, got=type(value).__name__))
+        if registration_hooks[kind] and (value is not None or kind != "parameter"):
+            value = registered(kind, self, name, value)  # (None: no hook, as PyTorch's)
         self._forget(name, keep=registry)
         registry[name] = value
 
@@ -359,10 +431,13 @@ class Module:
                 )
             if registry is tables[0] and hasattr(type(self), name):
                 # A method or class attribute (forward, ...), refused as PyTorch refuses it.
-                raise KeyError(
+                raise InvalidNameError(
                     f"attribute {name!r} already exists on {type(self).__name__}; choose "
                     "another name for the parameter"
                 )
+            kind = "parameter" if registry is tables[0] else "module"
+            if registration_hooks[kind]:
+                value = registered(kind, self, name, value)
             self._forget(name, keep=registry)
             registry[name] = value
             return
@@ -380,6 +455,10 @@ class Module:
                             f"cannot assign a {type(value).__name__} to {kind} {name!r}: "
                             f"give a {wanted} (or None)"
                         )
+                    hook_kind = {"submodule": "module", "buffer": "buffer"}.get(kind)
+                    if hook_kind is not None and registration_hooks[hook_kind]:
+                        # As PyTorch's: assigning to a buffer or submodule registers it anew.
+                        value = registered(hook_kind, self, name, value)
                     registry[name] = value
                     return
         object.__setattr__(self, name, value)
@@ -832,6 +911,86 @@ class Module:
             raise ArgumentError(f"cuda() takes a device index or name, got {device!r}")
         return self.to("cuda" if device is None else device)
 
+    def _apply(self: ModuleT, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> ModuleT:
+        """Replace every parameter's values (and gradient's) by ``fn`` of them, and every
+        buffer by ``fn`` of it; return self (PyTorch's helper of ``to`` and the like).
+
+        As PyTorch's: the submodules' own ``_apply`` first (unless ``recurse`` is
+        false), ``fn`` called without recording a graph, and each parameter and its
+        gradient stay the same objects (their data replaced), so an optimizer made
+        before keeps working; buffers are replaced by ``fn``'s results.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> layer = plugrad.nn.Linear(2, 1)
+        >>> weight = layer.weight
+        >>> _ = layer._apply(lambda t: t * 0 + 1)
+        >>> layer.weight is weight, layer.weight.tolist()
+        (True, [[1.0, 1.0]])
+        """
+        if not callable(fn):
+            raise ArgumentError(f"_apply() takes a function of a tensor, got {type(fn).__name__}")
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+
+        def applied(tensor: Tensor, what: str) -> Tensor:
+            with no_grad():
+                result = fn(tensor)
+            if not isinstance(result, Tensor):
+                raise ArgumentError(
+                    f"_apply(): the function returned a {type(result).__name__} for {what} of "
+                    f"{type(self).__name__}; it must return a Tensor"
+                )
+            return result
+
+        for name, param in self._parameters.items():
+            if param is None:
+                continue
+            grad = param.grad
+            values = applied(param, f"parameter {name!r}")
+            new_grad = None if grad is None else applied(grad, f"the gradient of {name!r}")
+            param.grad = None  # (the old gradient may not fit the new values)
+            try:
+                param.data = values.detach()
+            except Exception:
+                param.grad = grad  # (refused, an integer dtype for one that requires grad)
+                raise
+            if grad is not None and new_grad is not None:
+                grad.data = new_grad.detach()  # the same gradient object, as PyTorch's
+                param.grad = grad
+        for name, buffer in self._buffers.items():
+            if buffer is not None:
+                self._buffers[name] = applied(buffer, f"buffer {name!r}")
+        return self
+
+    def to_empty(self: ModuleT, *, device: Device | str | None, recurse: bool = True) -> ModuleT:
+        """Replace every parameter and buffer by an uninitialised tensor of its shape and
+        dtype on ``device`` (``None``: where it is), as PyTorch's; return self.
+
+        The parameters stay the same objects; their values are undefined until
+        initialised (``reset_parameters()`` or :meth:`load_state_dict`).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> layer = plugrad.nn.Linear(3, 2).to_empty(device="cpu")
+        >>> layer.weight.shape, layer.weight.device.type
+        ((2, 3), 'cpu')
+        """
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self: ModuleT) -> ModuleT:
+        """PyTorch's move of the tensors into shared memory, for worker processes; plugrad
+        cannot (see the error)."""
+        raise NotSupportedError(
+            f"{type(self).__name__}.share_memory(): plugrad's tensors live in the backend's "
+            "own arrays (NumPy's on the CPU), which cannot be moved into memory shared "
+            "between processes; send the state_dict() to the other processes instead (or "
+            "plugrad.save it and plugrad.load it there)"
+        )
+
     # -- saving and loading ---------------------------------------------------------------
 
     def double(self: ModuleT) -> ModuleT:
@@ -910,7 +1069,10 @@ class Module:
                     destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars
                 )
         for hook in self._state_hooks_of("state_dict_post"):
-            if hook(self, destination, prefix, local_metadata) is not None:
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None and isinstance(hook, _ReturningStateDictHook):
+                destination = result  # (the private API's: what the caller gets, at the top)
+            elif result is not None:
                 raise ArgumentError(
                     f"a state_dict post-hook of {type(self).__name__} returned a value; it may "
                     "change the state dict in place, and must return None"
@@ -1083,8 +1245,26 @@ class Module:
     def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Call ``hook(module, incompatible_keys)`` once this module and its submodules
         have read their entries; it may change the keys' lists in place (drop a missing
-        key it accepts). It runs before the values are copied."""
+        key it accepts). It runs once the values are copied in, so it sees the loaded
+        values, as PyTorch's (they are put back if the load fails)."""
         return self._add_state_hook("load_state_dict_post", hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_state_dict_post_hook`, which libraries
+        call: ``hook(module, state_dict, prefix, local_metadata)`` may also return a new
+        dict, which the top-level :meth:`state_dict` then returns instead (as PyTorch's)."""
+        return self._add_state_hook("state_dict_post", _ReturningStateDictHook(hook))
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], with_module: bool = False
+    ) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_load_state_dict_pre_hook`, which
+        libraries call: the hook gets ``(state_dict, prefix, local_metadata, strict,
+        missing_keys, unexpected_keys, error_msgs)``, with the module first if
+        ``with_module``."""
+        if not callable(hook):
+            raise ArgumentError(f"a state dict hook must be callable, got {type(hook).__name__}")
+        return self._add_state_hook("load_state_dict_pre", _PrivateLoadPreHook(hook, with_module))
 
     # -- printing -------------------------------------------------------------------------
 
@@ -1108,6 +1288,160 @@ class Module:
             return f"{type(self).__name__}(\n  " + extra.replace("\n", "\n  ") + "\n)"
         lines = (extra.split("\n") if extra else []) + children  # each line indented
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+# -- global module hooks (PyTorch's torch.nn.modules.module.register_module_*) -----------
+
+
+def _global(kind: str, hook: Any, **options: Any) -> RemovableHandle:
+    global _hooks_registered
+    handle = global_hooks.add(kind, hook, **options)
+    _hooks_registered = True
+    note_hook_registered()  # (a compiled plan then checks for hooks again)
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the ``forward`` of every module, before the
+    module's own forward pre-hooks; it may return new arguments (PyTorch's global hook).
+
+    Returns a handle whose ``remove()`` unregisters it. Like a module's hooks, it
+    makes :func:`plugrad.compile` run the modules' calls eagerly while it is there.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.modules.module import register_module_forward_pre_hook
+    >>> seen = []
+    >>> handle = register_module_forward_pre_hook(lambda m, args: seen.append(type(m).__name__))
+    >>> _ = plugrad.nn.Sequential(plugrad.nn.ReLU())(plugrad.ones(2))
+    >>> handle.remove()
+    >>> seen
+    ['Sequential', 'ReLU']
+    """
+    return _global("forward_pre", hook)
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` after the ``forward`` of every module, before the
+    module's own forward hooks; it may return a new output (PyTorch's global hook).
+
+    ``with_kwargs`` and ``always_call`` are those of
+    :meth:`Module.register_forward_hook`. Returns a handle whose ``remove()``
+    unregisters it.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.modules.module import register_module_forward_hook
+    >>> with register_module_forward_hook(lambda m, args, out: out * 2):
+    ...     plugrad.nn.Identity()(plugrad.ones(2))
+    tensor([2., 2.])
+    """
+    return _global("forward", hook, with_kwargs=with_kwargs, always_call=always_call)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, grad_output)`` during backward for every module's call, before
+    the module's own backward pre-hooks (see
+    :meth:`Module.register_full_backward_pre_hook`). Returns a removable handle.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.modules.module import register_module_full_backward_pre_hook
+    >>> x = plugrad.ones(2, requires_grad=True)
+    >>> with register_module_full_backward_pre_hook(lambda m, g: (g[0] * 3,)):
+    ...     plugrad.nn.Identity()(x).sum().backward()
+    >>> x.grad
+    tensor([3., 3.])
+    """
+    return _global("backward_pre", hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, grad_input, grad_output)`` during backward for every module's
+    call, before the module's own full backward hooks (see
+    :meth:`Module.register_full_backward_hook`). Returns a removable handle.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.modules.module import register_module_full_backward_hook
+    >>> seen = []
+    >>> x = plugrad.ones(2, requires_grad=True)
+    >>> with register_module_full_backward_hook(lambda m, gi, go: seen.append(gi[0].shape)):
+    ...     plugrad.nn.Tanh()(x).sum().backward()
+    >>> seen
+    [(2,)]
+    """
+    return _global("backward", hook)
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's deprecated global non-full backward hook: :meth:`Module.register_backward_hook`
+    for every module, before its own. Use :func:`register_module_full_backward_hook`."""
+    return _global("backward_legacy", hook)
+
+
+def _registration(kind: str, hook: Any) -> RemovableHandle:
+    global _hooks_registered
+    handle = add_registration_hook(kind, hook)
+    _hooks_registered = True
+    return handle
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, name, buffer)`` whenever any module registers a buffer (also by
+    assigning to one); it may return a tensor to register instead (PyTorch's global hook).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.modules.module import register_module_buffer_registration_hook
+    >>> module = plugrad.nn.Module()
+    >>> with register_module_buffer_registration_hook(lambda m, name, b: b * 2):
+    ...     module.register_buffer("scale", plugrad.ones(2))
+    >>> module.scale
+    tensor([2., 2.])
+    """
+    return _registration("buffer", hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, name, submodule)`` whenever any module registers a submodule;
+    it may return a module to register instead (PyTorch's global hook).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.modules.module import register_module_module_registration_hook
+    >>> names = []
+    >>> with register_module_module_registration_hook(lambda m, name, sub: names.append(name)):
+    ...     _ = plugrad.nn.Sequential(plugrad.nn.ReLU(), plugrad.nn.Tanh())
+    >>> names
+    ['0', '1']
+    """
+    return _registration("module", hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, name, parameter)`` whenever any module registers a parameter
+    (not ``None``); it may return a parameter to register instead (PyTorch's global hook).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.modules.module import register_module_parameter_registration_hook
+    >>> names = []
+    >>> with register_module_parameter_registration_hook(lambda m, n, p: names.append(n)):
+    ...     _ = plugrad.nn.Linear(2, 2)
+    >>> names
+    ['weight', 'bias']
+    """
+    return _registration("parameter", hook)
 
 
 class ParameterPlacement(TypedDict, total=False):

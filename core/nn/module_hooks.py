@@ -21,9 +21,18 @@ when its ``forward`` ran, as in PyTorch: removing or adding one before
 ``backward()`` changes the next call only. They run for a module that returns
 a Tensor or a tuple or list of them (one returning a dict warns, as PyTorch's).
 
+``register_backward_hook(hook)`` (PyTorch's deprecated non-full hook):
+``hook(module, grad_input, grad_output)`` with the gradients of the node that
+made the module's (first) output, registered on it at each call.
+
 Each returns a handle whose ``remove()`` unregisters the hook; ``prepend=True``
 runs it before the hooks registered earlier. A module without hooks pays one
 attribute read per call.
+
+The global hooks (``plugrad.nn.modules.module.register_module_forward_hook`` and
+the like, in :data:`global_hooks`) run for every module, before its own, as
+PyTorch's; the global registration hooks (:data:`registration_hooks`) see every
+parameter, buffer and submodule registered.
 
 PyTorch's dicts of them read and write the same lists: ``module._forward_hooks``,
 ``_forward_pre_hooks``, ``_backward_hooks`` and ``_backward_pre_hooks`` map each
@@ -46,7 +55,17 @@ from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ..tensor_hooks import RemovableHandle
 
-__all__ = ["ModuleHooks", "call_with_hooks", "hook_dict", "hook_flags"]
+__all__ = [
+    "NO_HOOKS",
+    "ModuleHooks",
+    "add_registration_hook",
+    "call_with_hooks",
+    "global_hooks",
+    "hook_dict",
+    "hook_flags",
+    "registered",
+    "registration_hooks",
+]
 
 
 class _Entry:
@@ -64,15 +83,22 @@ class _Entry:
 
 
 class ModuleHooks:
-    """The hooks of one module, by kind, in the order they run."""
+    """The hooks of one module, by kind, in the order they run.
 
-    __slots__ = ("backward", "backward_pre", "forward", "forward_pre")
+    ``backward_legacy`` holds the hooks of the deprecated
+    :meth:`~plugrad.nn.Module.register_backward_hook` (called on the node that made the
+    output, as PyTorch's). An instance is true when it or :data:`global_hooks` holds any
+    hook, so that a module with none of its own still runs the global ones.
+    """
+
+    __slots__ = ("backward", "backward_legacy", "backward_pre", "forward", "forward_pre")
 
     def __init__(self) -> None:
         self.forward_pre: list[_Entry] = []
         self.forward: list[_Entry] = []
         self.backward_pre: list[_Entry] = []
         self.backward: list[_Entry] = []
+        self.backward_legacy: list[_Entry] = []
 
     def add(
         self,
@@ -85,6 +111,16 @@ class ModuleHooks:
     ) -> RemovableHandle:
         if not callable(hook):
             raise ArgumentError(f"a module hook must be callable, got {type(hook).__name__}")
+        # A full and a non-full backward hook on one module (or globally) are refused, as
+        # PyTorch's: they would see the gradients of different nodes.
+        other = {"backward": "backward_legacy", "backward_legacy": "backward"}.get(kind)
+        if other is not None and getattr(self, other):
+            owner = "the global module hooks" if self is global_hooks else "one module"
+            raise InvalidArgumentError(
+                f"cannot register both full and non-full (register_backward_hook) backward "
+                f"hooks on {owner}; use register_full_backward_hook only (remove the "
+                "others first)"
+            )
         entries: list[_Entry] = getattr(self, kind)
         entry = _Entry(hook, bool(with_kwargs), bool(always_call))
         handle = RemovableHandle(entries, entry)
@@ -92,8 +128,60 @@ class ModuleHooks:
         entries.insert(0, entry) if prepend else entries.append(entry)
         return handle
 
+    def __getstate__(self) -> dict[str, list[_Entry]]:
+        return {kind: getattr(self, kind) for kind in self.__slots__}
+
+    def __setstate__(self, state: Any) -> None:
+        # (A copy pickled by an earlier version may lack a kind: it starts empty.)
+        self.__init__()  # type: ignore[misc]
+        if isinstance(state, tuple):  # the slots' default pickled form: (None, slots)
+            state = state[1] or {}
+        for kind, entries in state.items():
+            setattr(self, kind, entries)
+
+    def _own(self) -> bool:
+        return bool(
+            self.forward_pre
+            or self.forward
+            or self.backward_pre
+            or self.backward
+            or self.backward_legacy
+        )
+
     def __bool__(self) -> bool:
-        return bool(self.forward_pre or self.forward or self.backward_pre or self.backward)
+        return self._own() or global_hooks._own()
+
+
+#: The hooks every module runs before its own (``register_module_forward_hook``, ...).
+global_hooks = ModuleHooks()
+#: The default ``_module_hooks`` of a module that registered none: empty, and true while a
+#: global hook exists (a module call, and a capture by ``plugrad.compile``, then see them).
+#: Nothing is ever added to it.
+NO_HOOKS = ModuleHooks()
+#: The global registration hooks, by kind ("parameter", "buffer", "module"), in order.
+registration_hooks: dict[str, list[_Entry]] = {"parameter": [], "buffer": [], "module": []}
+
+
+def add_registration_hook(kind: str, hook: Any) -> RemovableHandle:
+    """Register a global registration hook of ``kind`` ("parameter", "buffer", "module")."""
+    if not callable(hook):
+        raise ArgumentError(f"a module hook must be callable, got {type(hook).__name__}")
+    entries = registration_hooks[kind]
+    entry = _Entry(hook, False, False)
+    handle = RemovableHandle(entries, entry)
+    entry.id = handle.id
+    entries.append(entry)
+    return handle
+
+
+def registered(kind: str, module: Any, name: str, value: Any) -> Any:
+    """``value`` as the global registration hooks of ``kind`` leave it: each is called with
+    ``(module, name, value)`` and may return a replacement, as PyTorch's."""
+    for entry in tuple(registration_hooks[kind]):
+        output = entry.hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def _entries(module: Any, kind: str) -> list[_Entry]:
@@ -259,11 +347,14 @@ def hook_flags(kind: str, flag: str, name: str) -> Any:
 
 
 def call_with_hooks(module: Any, hooks: ModuleHooks, args: tuple[Any, ...], kwargs: Any) -> Any:
-    """``module.forward(*args, **kwargs)`` with its hooks around it."""
+    """``module.forward(*args, **kwargs)`` with its hooks around it, the global ones first."""
+    every = global_hooks
+    forward_pre = (*every.forward_pre, *hooks.forward_pre)
+    forward = (*every.forward, *hooks.forward)
     called: set[int] = set()  # the always_call forward hooks run already
     output = None
     try:
-        for entry in tuple(hooks.forward_pre):
+        for entry in forward_pre:
             if entry.with_kwargs:
                 changed = entry.hook(module, args, kwargs)
                 if changed is not None:
@@ -277,12 +368,14 @@ def call_with_hooks(module: Any, hooks: ModuleHooks, args: tuple[Any, ...], kwar
                 changed = entry.hook(module, args)
                 if changed is not None:
                     args = changed if isinstance(changed, tuple) else (changed,)
-        backward = (hooks.backward or hooks.backward_pre) and is_grad_enabled()
+        backward_hooks = (*every.backward, *hooks.backward)
+        backward_pre_hooks = (*every.backward_pre, *hooks.backward_pre)
+        backward = (backward_hooks or backward_pre_hooks) and is_grad_enabled()
         if backward:
-            state = _BackwardState(module, hooks)
+            state = _BackwardState(module, backward_hooks, backward_pre_hooks)
             args = state.watch_inputs(args)
         output = module.forward(*args, **kwargs)
-        for entry in tuple(hooks.forward):
+        for entry in forward:
             if entry.always_call:
                 called.add(id(entry))
             changed = _call_forward_hook(entry, module, args, kwargs, output)
@@ -290,11 +383,14 @@ def call_with_hooks(module: Any, hooks: ModuleHooks, args: tuple[Any, ...], kwar
                 output = changed
         if backward:
             output = state.watch_outputs(output)
+        legacy = (*every.backward_legacy, *hooks.backward_legacy)
+        if legacy:
+            _hook_output_node(module, legacy, args, output)
         return output
     except Exception:
         # Whatever failed (a pre-hook, forward, another hook), the always_call hooks not run
         # yet run now, with the output if forward gave one, as PyTorch's.
-        for entry in tuple(hooks.forward):
+        for entry in forward:
             if entry.always_call and id(entry) not in called:
                 try:
                     _call_forward_hook(entry, module, args, kwargs, output)
@@ -308,6 +404,72 @@ def call_with_hooks(module: Any, hooks: ModuleHooks, args: tuple[Any, ...], kwar
         raise
 
 
+def _first_tensor(output: Any) -> Any:
+    """The tensor whose node gets the non-full backward hooks: the output, or the first
+    tensor found by going into the first item of a tuple or list, or the first tensor value
+    of a dict (as PyTorch's); None if there is none."""
+    while not isinstance(output, Tensor):
+        if isinstance(output, Mapping):
+            output = next((v for v in output.values() if isinstance(v, Tensor)), None)
+        elif isinstance(output, (tuple, list)) and output:
+            output = output[0]
+        else:
+            return None
+    return output
+
+
+class _LegacyHook:
+    """A hook of :meth:`Module.register_backward_hook` as a node hook: called with the
+    module, and the node's input and output gradients."""
+
+    __slots__ = ("hook", "module")
+
+    def __init__(self, hook: Callable[..., Any], module: Any) -> None:
+        self.hook, self.module = hook, module
+
+    def __call__(self, grad_inputs: Any, grad_outputs: Any) -> Any:
+        return self.hook(self.module, grad_inputs, grad_outputs)
+
+
+def _hook_output_node(module: Any, legacy: tuple[_Entry, ...], args: Any, output: Any) -> None:
+    """Register the non-full backward hooks on the node that made ``module``'s output, as
+    PyTorch's ``register_backward_hook`` does, with PyTorch's warnings where that node's
+    gradients are not the module's."""
+    first = _first_tensor(output)
+    node = None if first is None else first.grad_fn
+    if node is None:
+        return
+    for entry in legacy:
+        node.register_hook(_LegacyHook(entry.hook, module))
+    outputs = (output,) if isinstance(output, Tensor) else output
+    advice = "use register_full_backward_hook instead, which sees the module's own gradients"
+    if not (isinstance(outputs, tuple) and all(isinstance(t, Tensor) for t in outputs)):
+        message = "the module does not return a Tensor or a tuple of Tensors: the hook misses"
+        message += " some of grad_output"
+    elif not all(isinstance(a, Tensor) for a in args):
+        message = "the module takes arguments that are not Tensors: the hook misses some of"
+        message += " grad_input"
+    else:
+        nodes = {t.grad_fn for t in outputs if t.grad_fn is not None}
+        if len(nodes) > 1:
+            message = "the outputs come from different nodes: the hook misses some grad_output"
+        elif node not in nodes:
+            message = "the output is nested: the hook misses some grad_output"
+        elif {a.grad_fn for a in args if a.grad_fn is not None} != {
+            n for n, _ in node.next_functions
+        }:
+            message = "forward records several nodes: the hook sees the last one's grad_input"
+            message += ", not the module's"
+        else:
+            return
+    warnings.warn(
+        f"a non-full backward hook (register_backward_hook) of {type(module).__name__}: "
+        f"{message}; {advice}",
+        FutureWarning,
+        stacklevel=4,
+    )
+
+
 def _call_forward_hook(entry: _Entry, module: Any, args: Any, kwargs: Any, output: Any) -> Any:
     if entry.with_kwargs:
         return entry.hook(module, args, kwargs, output)
@@ -317,12 +479,17 @@ def _call_forward_hook(entry: _Entry, module: Any, args: Any, kwargs: Any, outpu
 class _BackwardState:
     """What the backward hooks of one call need: the module, and the outputs' gradients."""
 
-    def __init__(self, module: Any, hooks: ModuleHooks) -> None:
+    def __init__(
+        self,
+        module: Any,
+        backward_hooks: tuple[_Entry, ...],
+        backward_pre_hooks: tuple[_Entry, ...],
+    ) -> None:
         self.module = module
         # The hooks as the forward call finds them, as PyTorch's: one removed or added
         # between forward and backward changes the next call, not this one's backward.
-        self.backward_hooks = tuple(hooks.backward)
-        self.backward_pre_hooks = tuple(hooks.backward_pre)
+        self.backward_hooks = backward_hooks
+        self.backward_pre_hooks = backward_pre_hooks
         self.grad_output: tuple[Any, ...] | None = None
         self.inputs_watched = False
         self.input_count = 0

@@ -440,3 +440,40 @@ def test_a_stream_of_saved_files_loads_one_at_a_time_as_pytorchs() -> None:
     assert plugrad.load(buffer, map_location=torch.device("cpu"))["b"].tolist() == [0, 2]
     with pytest.raises(plugrad.errors.ArgumentError, match=r"io.BytesIO"):
         plugrad.load(buffer.getvalue())
+
+
+def test_load_takes_pytorchs_positional_map_location_mmap_and_pickle_module(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    import pickle
+
+    path = tmp_path / "w.safetensors"
+    plugrad.save({"w": plugrad.arange(3.0)}, path)
+    torch_path = tmp_path / "w.pt"
+    torch.save({"w": torch.arange(3.0)}, torch_path)
+    expected = torch.load(torch_path, "cpu", mmap=True, weights_only=True)["w"].tolist()
+    assert plugrad.load(path, "cpu")["w"].device == plugrad.device("cpu")
+    for options in ({"mmap": True}, {"mmap": False}, {"mmap": True, "weights_only": True}):
+        assert plugrad.load(path, "cpu", **options)["w"].tolist() == expected
+    assert plugrad.load(path, None, pickle)["w"].tolist() == expected  # PyTorch's default
+    with pytest.raises(plugrad.errors.ArgumentError, match="not pickles"):
+        plugrad.load(path, pickle_module=io)
+    with pytest.raises(plugrad.errors.ArgumentError, match="True, False or None"):
+        plugrad.load(path, mmap="yes")
+    for lib, file in ((torch, torch_path), (plugrad, path)):
+        with open(file, "rb") as stream, pytest.raises(ValueError, match="path"):
+            lib.load(stream, mmap=True)  # (a file object cannot be mapped: PyTorch's error)
+    with open(path, "rb") as stream, pytest.raises(plugrad.errors.InvalidArgumentError):
+        plugrad.load(stream, mmap=True)
+
+
+def test_save_and_load_refuse_a_text_stream_with_a_typed_error(tmp_path) -> None:
+    stream = io.StringIO()
+    with pytest.raises(plugrad.errors.ArgumentError, match="binary mode"):
+        plugrad.save({"w": plugrad.ones(2)}, stream)
+    assert stream.getvalue() == ""
+    with open(tmp_path / "t.txt", "w") as text, pytest.raises(TypeError, match="'wb'"):
+        plugrad.save(plugrad.ones(2), text)
+    plugrad.save(plugrad.ones(2), tmp_path / "w.safetensors")
+    with open(tmp_path / "w.safetensors") as text:
+        with pytest.raises(plugrad.errors.ArgumentError, match="'rb'"):
+            plugrad.load(text)

@@ -83,7 +83,7 @@ def test_module_dict_state_moves_and_loads() -> None:
     [
         (lambda d: d["nope"], KeyError, "ModuleDict has no key 'nope'; its keys are ['cls'"),
         (lambda d: d.__delitem__("nope"), KeyError, "no key 'nope'"),
-        (lambda d: d.__setitem__("a.b", nn.ReLU()), KeyError, "contain no '.'"),
+        (lambda d: d.__setitem__("a.b", nn.ReLU()), KeyError, "cannot contain '.'"),
         (lambda d: d.__setitem__("x", 3), TypeError, "int is not a Module"),
         (lambda d: d.update(3), TypeError, "takes a mapping or an iterable"),
         (lambda d: d.update([("a", nn.ReLU(), 1)]), ValueError, "element #0 has length 3"),
@@ -242,7 +242,7 @@ def test_parameter_dict_in_a_model_trains_moves_and_loads() -> None:
         (lambda p: p["nope"], KeyError, "ParameterDict has no key 'nope'"),
         (lambda p: p[0], TypeError, "keys are strings, got int"),
         (lambda p: p.__setitem__(1, plugrad.ones(1)), TypeError, "name must be a str"),
-        (lambda p: p.__setitem__("a.b", plugrad.ones(1)), KeyError, "contain no '.'"),
+        (lambda p: p.__setitem__("a.b", plugrad.ones(1)), KeyError, "cannot contain '.'"),
         (lambda p: p.__setitem__("c", [1.0]), TypeError, "ParameterDict holds tensors"),
         (lambda p: p.__delitem__("nope"), KeyError, "no key 'nope'"),
         (lambda p: p.update(1), TypeError, "takes a mapping or an iterable"),
@@ -362,3 +362,31 @@ def test_cpu_and_cuda_move_modules_as_pytorchs() -> None:
         with pytest.raises(plugrad.errors.BackendUnavailableError):
             layer.cuda()
         assert layer.weight.device.type == "cpu" and layer.weight.tolist() == before
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_list_containers_refuse_slice_assignment_as_pytorchs(lib) -> None:
+    for made in (
+        lib.nn.ModuleList([lib.nn.ReLU(), lib.nn.Tanh()]),
+        lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Tanh()),
+    ):
+        with pytest.raises(TypeError) as caught:
+            made[0:1] = [lib.nn.Sigmoid()]
+        assert [type(m).__name__ for m in made] == ["ReLU", "Tanh"]
+        if lib is plugrad:  # (PyTorch's says a slice is no int)
+            message = str(caught.value)
+            assert "cannot assign to a slice" in message and "ints or slices" not in message
+            assert isinstance(caught.value, plugrad.errors.ArgumentError)
+
+
+@pytest.mark.parametrize("lib", [plugrad, torch], ids=["plugrad", "torch"])
+def test_module_list_extend_takes_an_iterable_as_pytorchs(lib) -> None:
+    with pytest.raises(TypeError, match="iterable"):
+        lib.nn.ModuleList().extend(lib.nn.ReLU())
+    with pytest.raises(TypeError, match="iterable"):
+        lib.nn.ModuleList(lib.nn.ReLU())
+    if lib is plugrad:
+        with pytest.raises(plugrad.errors.ArgumentError, match="append"):
+            lib.nn.ModuleList().extend(lib.nn.ReLU())
+    grown = lib.nn.ModuleList([lib.nn.ReLU()]).extend(lib.nn.ModuleList([lib.nn.Tanh()]))
+    assert [type(m).__name__ for m in grown] == ["ReLU", "Tanh"]

@@ -208,7 +208,7 @@ def test_reading_the_dicts_registers_nothing() -> None:
     layer = nn.Linear(2, 2)
     assert len(layer._forward_hooks) == 0 and list(layer._backward_hooks.items()) == []
     assert layer._forward_hooks == {} and "_forward_hooks" not in vars(layer)
-    assert layer._module_hooks is None
+    assert "_module_hooks" not in vars(layer) and not layer._module_hooks
     with pytest.raises(KeyError):
         layer._forward_hooks[0]
 
