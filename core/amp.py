@@ -118,10 +118,7 @@ def is_autocast_available(device_type: str) -> bool:
     >>> plugrad.amp.is_autocast_available("cpu")
     False
     """
-    if not isinstance(device_type, str):
-        raise ArgumentError(
-            f"is_autocast_available() takes a device type such as 'cpu', got {device_type!r}"
-        )
+    _device_type_checked("is_autocast_available", device_type)
     return False
 
 
