@@ -5377,6 +5377,8 @@ def _antialiased(
     """Resample ``axis`` of ``x`` from ``size`` to ``out`` elements with PyTorch's
     antialiasing filter: a triangle (``"bilinear"``) or a cubic (``"bicubic"``, ``a = -0.5``)
     stretched by the shrinking factor, its weights summing to one."""
+    if out == size:
+        return x  # as PyTorch's: an axis that keeps its length is not resampled (scale 1.1)
     if align_corners:
         step = (size - 1) / (out - 1) if out > 1 else 0.0
     else:

@@ -479,3 +479,15 @@ def test_fold_keeps_a_non_finite_value_at_its_own_place(bad: float) -> None:
         theirs = torch.nn.functional.fold(torch.tensor(value), *args[0], **args[1]).numpy()
         np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("scale", [1.1, (0.5, 1.02), (2.0, 1.1)])
+def test_antialiasing_leaves_an_axis_that_keeps_its_length(mode: str, scale: Any) -> None:
+    # floor(5 * 1.1) = 5: PyTorch leaves the axis as it is; plugrad resampled it by 1 / 1.1.
+    x = randn(1, 2, 6, 5)
+    ours = PF.interpolate(plugrad.asarray(x), scale_factor=scale, mode=mode, antialias=True)
+    theirs = torch.nn.functional.interpolate(
+        torch.tensor(x), scale_factor=scale, mode=mode, antialias=True
+    )
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-10)
