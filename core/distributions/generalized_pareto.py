@@ -124,7 +124,10 @@ class GeneralizedPareto(_Elementwise):
         zero, c = self._zero_and_safe()
         power = 1 / c + 1  # 0 at c = -1 (uniform), where log1p(c z) reaches -inf at the top
         tail = _ops.where(power == 0, 0.0, power * _ops.log1p(c * z))
-        return -_ops.log(self.scale) - _ops.where(zero, z, tail)
+        # (At c = 0, -z plus the first term of the series in c, which is 0 there but carries
+        # the gradient in c: it was 0, where z - z**2 / 2 is right.)
+        c0 = self.concentration
+        return -_ops.log(self.scale) - _ops.where(zero, z + c0 * (z - z * z / 2), tail)
 
     def log_survival_function(self, value: Tensor) -> Tensor:
         """The log of ``1 - cdf(value)``: ``-log1p(c z) / c`` (``-z`` at ``c = 0``)."""
@@ -132,7 +135,8 @@ class GeneralizedPareto(_Elementwise):
             self._validate_sample(value)
         z = (value - self.loc) / self.scale
         zero, c = self._zero_and_safe()
-        return _ops.where(zero, -z, -_ops.log1p(c * z) / c)
+        c0 = self.concentration  # (the series' first term: see log_prob)
+        return _ops.where(zero, -z + c0 * (z * z / 2), -_ops.log1p(c * z) / c)
 
     def log_cdf(self, value: Tensor) -> Tensor:
         """The log of the cumulative distribution function."""
@@ -150,7 +154,9 @@ class GeneralizedPareto(_Elementwise):
         log_survival = _ops.log1p(-value)
         zero, c = self._zero_and_safe()
         nonzero = self.loc + self.scale / c * _ops.expm1(-c * log_survival)
-        return _ops.where(zero, self.loc - self.scale * log_survival, nonzero)
+        c0 = self.concentration  # (the series' first term: see log_prob)
+        series = -log_survival + c0 * (log_survival * log_survival / 2)
+        return _ops.where(zero, self.loc + self.scale * series, nonzero)
 
     def entropy(self) -> Tensor:
         entropy = _ops.log(self.scale) + self.concentration + 1

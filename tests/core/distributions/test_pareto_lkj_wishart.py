@@ -86,9 +86,11 @@ CASES: dict[str, Case] = {
         GP_METHODS,
         UNIT,
     ),
+    # (its gradients in the concentration are not compared: PyTorch's are 0 at c = 0, which
+    # is wrong; test_generalized_pareto_gradients_in_the_concentration_at_zero checks ours)
     "GeneralizedPareto zero concentration": Case(
-        lambda D, loc, scale, c: D.GeneralizedPareto(loc, scale, c),
-        (GP_LOC, uniform(0.5, 2.0, 2, 1), np.array([0.0, 1e-9, -1e-9])),
+        lambda D, loc, scale, c: D.GeneralizedPareto(loc, scale, c.detach()),
+        (GP_LOC, uniform(0.5, 2.0, 2, 1), np.array([0.0, 1e-5, -1e-5])),
         GP_VALUE,
         GP_METHODS,
         UNIT,
@@ -157,10 +159,13 @@ def test_agrees_with_torch(name: str, method: str, backend: str) -> None:
     compare(CASES[name], method, backend, through_trigamma=through_trigamma)
 
 
-def _log_tail(lib, method: str, params: tuple[np.ndarray, ...], value: np.ndarray) -> Result:
+def _log_tail(
+    lib, method: str, params: tuple[np.ndarray, ...], value: np.ndarray, zero_c: bool
+) -> Result:
     tensors = leaves(lib, params)
-    out = getattr(lib.distributions.GeneralizedPareto(*tensors), method)(as_value(lib, value))
-    return differentiated(lib, out, tensors)
+    loc, scale, c = tensors
+    d = lib.distributions.GeneralizedPareto(loc, scale, c.detach() if zero_c else c)
+    return differentiated(lib, getattr(d, method)(as_value(lib, value)), tensors)
 
 
 @pytest.mark.parametrize("method", ["log_survival_function", "log_cdf"])
@@ -168,7 +173,8 @@ def _log_tail(lib, method: str, params: tuple[np.ndarray, ...], value: np.ndarra
 def test_log_survival_and_log_cdf_agree_with_torch(method: str, backend: str) -> None:
     for name in ("GeneralizedPareto", "GeneralizedPareto zero concentration"):
         case = CASES[name]
-        ours, theirs = ours_and_theirs(backend, _log_tail, method, case.params, case.value)
+        zero_c = "zero" in name  # (see the case's note)
+        ours, theirs = ours_and_theirs(backend, _log_tail, method, case.params, case.value, zero_c)
         assert_same_results(ours, theirs, f"{name} {method}")
 
 
@@ -440,3 +446,40 @@ def test_validation_errors_of_wishart() -> None:
         D.Wishart(4.0, covariance_matrix=eye).log_prob(not_positive)
     with pytest.raises(ArgumentError, match="df"):
         D.Wishart("4", covariance_matrix=eye)
+
+
+def test_generalized_pareto_gradients_in_the_concentration_at_zero() -> None:
+    # The c = 0 branch ignored c: every gradient in it was 0 (log_prob's is 1.5 at z = 3).
+    def gradients(c0: float) -> list[float]:
+        c = plugrad.tensor(c0, dtype=plugrad.float64, requires_grad=True)
+        d = D.GeneralizedPareto(0.5, 2.0, c)
+        value = plugrad.tensor(6.5, dtype=plugrad.float64)
+        u = plugrad.tensor(0.7, dtype=plugrad.float64)
+        outputs = (d.log_prob(value), d.cdf(value), d.icdf(u), d.log_survival_function(value))
+        return [float(plugrad.autograd.grad(out, c)[0]) for out in outputs]
+
+    # Away from the branch (|c| > 1e-8) the general formulas hold; at 0 the series.
+    np.testing.assert_allclose(gradients(0.0), gradients(1e-7), rtol=1e-5)
+    np.testing.assert_allclose(gradients(0.0), gradients(-1e-7), rtol=1e-5)
+    z = 3.0
+    assert gradients(0.0)[0] == pytest.approx(z * z / 2 - z)
+
+
+@pytest.mark.parametrize("c", [1e-9, -1e-9, 3e-12])
+def test_generalized_pareto_is_exact_near_zero_concentration(c: float) -> None:
+    # Within 1e-8 of 0 the c = 0 formulas were used as they are, 6e-10 off at c = 1e-9
+    # (PyTorch's too); their series in c keeps every digit.
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    loc, scale, value, u = 0.5, 1.3, 3.7, 0.7
+    d = D.GeneralizedPareto(*(plugrad.tensor(p, dtype=plugrad.float64) for p in (loc, scale, c)))
+    z, cc = (mpmath.mpf(value) - loc) / scale, mpmath.mpf(c)
+    log_prob = -mpmath.log(scale) - (1 / cc + 1) * mpmath.log1p(cc * z)
+    cdf = 1 - mpmath.exp(-mpmath.log1p(cc * z) / cc)
+    icdf = loc + scale * mpmath.expm1(-cc * mpmath.log1p(-u)) / cc
+    x = plugrad.tensor(value, dtype=plugrad.float64)
+    assert float(d.log_prob(x)) == pytest.approx(float(log_prob), rel=1e-15)
+    assert float(d.cdf(x)) == pytest.approx(float(cdf), rel=1e-15)
+    assert float(d.icdf(plugrad.tensor(u, dtype=plugrad.float64))) == pytest.approx(
+        float(icdf), rel=1e-15
+    )
