@@ -122,10 +122,22 @@ def is_autocast_available(device_type: str) -> bool:
     return False
 
 
+#: The device types PyTorch's amp functions know (a typo among them is an error there).
+_DEVICE_TYPES = (
+    "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+    "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
+)  # fmt: skip
+
+
 def _device_type_checked(function: str, device_type: Any) -> str:
     if not isinstance(device_type, str):
         raise ArgumentError(
             f"{function}() takes device_type as a str such as 'cpu' or 'cuda', got {device_type!r}"
+        )
+    if device_type.partition(":")[0] not in _DEVICE_TYPES:
+        raise InvalidArgumentError(
+            f"{function}(): unknown device type {device_type!r}; expected one of "
+            f"{', '.join(_DEVICE_TYPES)}"
         )
     return device_type
 

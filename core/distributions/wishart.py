@@ -116,8 +116,9 @@ class Wishart(MatrixForms, Distribution):
                 batch_shape = broadcast_shapes(tuple(matrix.shape[:-2]), tuple(df.shape))
             except ValueError:
                 raise ShapeError(
-                    f"Wishart: the shape of df {tuple(df.shape)} and the batch shape of {name} "
-                    f"{tuple(matrix.shape)} do not broadcast"
+                    f"Wishart: the shape of df {tuple(df.shape)} and the batch shape "
+                    f"{tuple(matrix.shape[:-2])} of {name} (of shape {tuple(matrix.shape)}) do "
+                    "not broadcast"
                 ) from None
             self.df = _ops.broadcast_to(df, batch_shape)
         elif isinstance(df, int | float) and not isinstance(df, bool):

@@ -71,3 +71,15 @@ def test_autocast_is_available_nowhere() -> None:
     for device_type in ("cpu", "cuda"):
         assert plugrad.amp.is_autocast_available(device_type) is False
         plugrad.autocast(device_type, enabled=plugrad.amp.is_autocast_available(device_type))
+
+
+def test_an_unknown_device_type_is_refused_as_pytorch_refuses_it() -> None:
+    # 'bogus' was accepted without a word (PyTorch raises).
+    for call in (
+        lambda: plugrad.amp.is_autocast_available("bogus"),
+        lambda: plugrad.amp.custom_fwd(device_type="cdua"),
+        lambda: plugrad.amp.custom_bwd(device_type="gpu"),
+    ):
+        with pytest.raises(plugrad.errors.InvalidArgumentError, match="unknown device type"):
+            call()
+    assert plugrad.amp.is_autocast_available("cuda:0") is False
