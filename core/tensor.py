@@ -537,6 +537,21 @@ class Tensor(_InstalledMethods):
         """Return the tensor as ``float16`` (itself if it is already); differentiable."""
         return self._cast(_dtypes.float16, memory_format, "half")
 
+    def bfloat16(self, memory_format: memory_format | None = None) -> Tensor:
+        """PyTorch's cast to ``bfloat16``, a dtype no plugrad backend stores: raises
+        :class:`~plugrad.errors.DtypeError` (use :meth:`half` or :meth:`float`)."""
+        raise DtypeError(
+            "x.bfloat16(): no plugrad backend stores bfloat16; use x.half() (float16) or "
+            "x.float() (float32)"
+        )
+
+    def chalf(self, memory_format: memory_format | None = None) -> Tensor:
+        """PyTorch's cast to ``complex32``, a dtype no plugrad backend stores: raises
+        :class:`~plugrad.errors.DtypeError` (use :meth:`cfloat`)."""
+        raise DtypeError(
+            "x.chalf(): no plugrad backend stores complex32; use x.cfloat() (complex64)"
+        )
+
     def long(self, memory_format: memory_format | None = None) -> Tensor:
         """Return the tensor as ``int64`` (itself if it is already)."""
         return self._cast(_dtypes.int64, memory_format, "long")

@@ -1014,6 +1014,14 @@ class Module:
         """Cast the real floating-point parameters and buffers to ``float16``."""
         return self._real_floating_to(_dtypes.float16)
 
+    def bfloat16(self: ModuleT) -> ModuleT:
+        """PyTorch's cast to ``bfloat16``, a dtype no plugrad backend stores: raises
+        :class:`~plugrad.errors.DtypeError`, changing nothing (use :meth:`half`)."""
+        raise DtypeError(
+            f"{type(self).__name__}.bfloat16(): no plugrad backend stores bfloat16; use "
+            ".half() (float16) or keep float32"
+        )
+
     def type(self: ModuleT, dst_type: Any) -> ModuleT:
         """Cast every parameter and buffer, of any dtype, to ``dst_type`` (a dtype or a
         legacy tensor type such as ``plugrad.DoubleTensor``), as PyTorch's.

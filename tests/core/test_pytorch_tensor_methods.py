@@ -331,3 +331,16 @@ def test_polygamma_and_mvlgamma_in_place_are_differentiable() -> None:
             ours = x.grad.numpy()
         else:
             np.testing.assert_allclose(ours, x.grad.numpy(), rtol=1e-5)
+
+
+def test_casts_to_dtypes_no_backend_stores_say_what_to_use_instead() -> None:
+    # AttributeError: 'Tensor' object has no attribute 'bfloat16' (and the same for modules).
+    x = plugrad.ones(2)
+    for call, words in (
+        (x.bfloat16, "use x.half()"),
+        (x.chalf, "use x.cfloat()"),
+        (plugrad.nn.Linear(2, 2).bfloat16, "use .half()"),
+    ):
+        with pytest.raises(plugrad.errors.DtypeError) as raised:
+            call()
+        assert words in str(raised.value)
