@@ -55,14 +55,14 @@ class _Loss(Module):
 
 
 class _FunctionLoss(_Loss):
-    """A loss whose ``forward`` passes its inputs to :meth:`_apply`: ``_function`` of
+    """A loss whose ``forward`` passes its inputs to :meth:`_compute`: ``_function`` of
     :mod:`plugrad.nn.functional`, with ``reduction=`` and ``name=value`` for each attribute
     named in ``_settings``."""
 
     _function: ClassVar[Callable[..., Tensor]]
     _settings: ClassVar[tuple[str, ...]] = ()
 
-    def _apply(self, *inputs: Any) -> Tensor:
+    def _compute(self, *inputs: Any) -> Tensor:
         settings = {name: getattr(self, name) for name in self._settings}
         return type(self)._function(*inputs, reduction=self.reduction, **settings)
 
@@ -71,7 +71,7 @@ class _InputTargetLoss(_FunctionLoss):
     """A loss of an ``input`` and a ``target``."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return self._apply(input, target)
+        return self._compute(input, target)
 
 
 class _WeightedLoss(_Loss):
@@ -301,7 +301,7 @@ class _PairMarginLoss(_MarginLoss):
     """A margin loss of two inputs and a target: ``_function(input1, input2, target, ...)``."""
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return self._apply(input1, input2, target)
+        return self._compute(input1, input2, target)
 
 
 class MarginRankingLoss(_PairMarginLoss):
@@ -337,7 +337,7 @@ class HingeEmbeddingLoss(_MarginLoss):
         super().__init__(margin, reduction=reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return self._apply(input, target)
+        return self._compute(input, target)
 
 
 class CosineEmbeddingLoss(_PairMarginLoss):
@@ -379,7 +379,7 @@ class _TripletLoss(_FunctionLoss):
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-        return self._apply(anchor, positive, negative)
+        return self._compute(anchor, positive, negative)
 
 
 class TripletMarginLoss(_TripletLoss):
@@ -493,7 +493,7 @@ class PoissonNLLLoss(_FunctionLoss):
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return self._apply(log_input, target)
+        return self._compute(log_input, target)
 
 
 class GaussianNLLLoss(_FunctionLoss):
@@ -517,7 +517,7 @@ class GaussianNLLLoss(_FunctionLoss):
         self.full, self.eps = full, eps
 
     def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
-        return self._apply(input, target, var)
+        return self._compute(input, target, var)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
@@ -601,4 +601,4 @@ class CTCLoss(_FunctionLoss):
     def forward(
         self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any
     ) -> Tensor:
-        return self._apply(log_probs, targets, input_lengths, target_lengths)
+        return self._compute(log_probs, targets, input_lengths, target_lengths)

@@ -372,10 +372,10 @@ class _Orthogonal(Module):
         self.base = Q
         # The original is -I: every map gives I (householder from its -1 diagonal), so the
         # weight is the base, the assigned one made orthogonal.
-        minus_identity = zeros_like(given)
-        rows = arange(min(given.shape[-2:]), device=given.device)
-        minus_identity[..., rows, rows] = -1.0
-        return minus_identity
+        # (made by broadcasting, not by writing into zeros: Dask's item assignment of a
+        # complex array raised a ComplexWarning)
+        n_rows, n_columns = given.shape[-2:]
+        return zeros_like(given) - eye(n_rows, n_columns, dtype=given.dtype, device=given.device)
 
 
 def orthogonal(
