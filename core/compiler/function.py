@@ -237,7 +237,7 @@ class CompiledFunction:
         # before a compiled block, a loss function's input): the plan's graph ends at
         # them, and a replay's result leads on into theirs.
         with capture_lock:
-            bindings = _bindings_read(self.fn)  # as the call found them
+            bindings = _bindings_read(self.fn, (args, kwargs))  # as the call found them
             tracer = Tracer(leaves, self.fullgraph)
             tracer.bound = _ids_bound(bindings)
             tracer.reached_modules = [
@@ -576,9 +576,9 @@ def _uncompiled_call(module: Any, *args: Any, **kwargs: Any) -> Any:
 _module._compile_calls = compile_module_calls
 
 
-def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
+def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[Any, Any, Any], ...]:
     """The global names, closure cells and defaults ``fn``'s own code reads, with what they
-    hold now.
+    hold now, and the attributes it may read of the objects it reaches.
 
     A replay reads the objects the capture reached, so rebinding one of these names
     (``scale = plugrad.tensor(...)`` at module level, ``nonlocal`` in a closure,
@@ -587,6 +587,14 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     The functions of the program that ``fn`` reaches by such a name (a helper, a compiled
     function it calls) are read too, to a bounded depth: their names are as much a
     part of the plan. Library code (plugrad's, installed packages', Python's) is not.
+
+    The objects whose attributes are guarded (see ``_attributes_read``): the one whose
+    method is compiled, what the names read hold, the objects in ``arguments`` (the
+    call's ``(args, kwargs)``, and in the defaults: a config passed, in a list too),
+    the objects of the bound methods reached (``inner = compile(obj.apply)`` called
+    from ``fn``) and the program's modules below the modules among them. The
+    attributes are found by the names the code of their classes reads (``__call__``,
+    a child's ``forward`` reading ``self.cfg.scale``), besides ``fn``'s own.
     """
     function = getattr(fn, "__func__", fn)
     forward = getattr(type(fn), "forward", None)  # a module's (its own state is checked)
@@ -603,6 +611,18 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
     keys: set[str] = set()
     functions, seen = [(function, 0)], {id(function)}
     looked_up: set[str] = set()
+    defaults = (getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None))
+    objects = _objects_in((arguments, defaults))
+    objects += [value.__self__ for value in objects if isinstance(value, types.MethodType)]
+    for value in objects:
+        value = getattr(value, "__func__", value) if isinstance(value, types.MethodType) else value
+        if (
+            isinstance(value, types.FunctionType)
+            and id(value) not in seen
+            and _is_the_programs(value)
+        ):
+            seen.add(id(value))  # a function passed: its code is the program's too
+            functions.append((value, 1))
     while functions:
         function, depth = functions.pop()
         code = getattr(function, "__code__", None)
@@ -624,6 +644,9 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
             continue
         for _, _, value in read:
             helper = value.fn if isinstance(value, CompiledFunction) else value
+            if isinstance(helper, (types.MethodType, _module.Module)):
+                # a bound method's object (or a compiled module): its attributes are read
+                objects.append(getattr(helper, "__self__", helper))
             try:
                 helper = getattr(helper, "__func__", helper)
             except Exception:  # (an AttrDict's __getattr__ raising KeyError): not a method
@@ -634,7 +657,84 @@ def _bindings_read(fn: Callable[..., Any]) -> tuple[tuple[Any, Any, Any], ...]:
                     functions.append((helper, depth + 1))
     roots = [owner] if owner is not None else []
     roots += [value for _, _, value in found]
-    return tuple(found + _attributes_read(roots, names, keys))
+    roots += [value for value in objects if not isinstance(value, _NOT_STATE)]
+    below = _modules_below(roots)
+    roots += below
+    passed = {id(value) for value in objects}
+    for root in roots:
+        _names_of_class(root, id(root) in passed, names, keys)
+    # A plan guards the tensors, children and settings of the modules below those it
+    # calls or reaches (Tracer.plan): of these only the other attributes are found.
+    settled = {id(module) for module in below}
+    attributes = _attributes_read(roots, names, keys, settled)
+    for _ in range(_ATTRIBUTE_DEPTH):
+        # The code of the objects these hold reads their attributes too (self.sub.apply(x)
+        # reads self.sub.k): found again with those names, until no new one comes.
+        known = len(names), len(keys)
+        for _, _, value in attributes:
+            _names_of_class(value, False, names, keys)
+        if (len(names), len(keys)) == known:
+            break
+        attributes = _attributes_read(roots, names, keys, settled)
+    return tuple(found + attributes)
+
+
+def _objects_in(value: Any, depth: int = 0) -> list[Any]:
+    """The objects in ``value`` and the lists, tuples, dicts and dataclasses it holds, a few
+    deep: the arguments of a call and the defaults of a function, not the containers (a
+    signature holds what they hold, see ``_describe``)."""
+    if isinstance(value, (tuple, list, frozenset)):
+        items: Any = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, field.name) for field in dataclasses.fields(value)]
+    elif value is None or isinstance(value, (Tensor, *_SCALARS)):
+        return []
+    else:
+        return [value]
+    if depth == _ARGUMENT_DEPTH:
+        return []
+    return [found for item in items for found in _objects_in(item, depth + 1)]
+
+
+#: How deep :func:`_objects_in` looks: ``(args, kwargs)``, then three levels of containers.
+_ARGUMENT_DEPTH = 5
+
+
+def _modules_below(roots: list[Any]) -> list[Any]:
+    """The program's modules below the modules among ``roots`` (a child's ``forward`` reads
+    its own attributes: ``self.cfg.scale``, ``self.mask``)."""
+    below: dict[int, Any] = {}
+    for root in roots:
+        if isinstance(root, _module.Module):
+            for child in root.modules():
+                if child is not root and _is_the_programs_class(type(child)):
+                    below.setdefault(id(child), child)
+    return list(below.values())
+
+
+def _names_of_class(value: Any, passed: bool, names: set[str], keys: set[str]) -> None:
+    """Add to ``names`` and ``keys`` what the code of ``value``'s class reads: of the
+    program's classes along its mro, and of a library's distribution passed as an
+    argument (its methods read its attributes: ``d.log_prob`` reads ``d.loc``). Other
+    library objects (modules, optimizers) are guarded otherwise (see Tracer.plan)."""
+    if isinstance(value, (type, types.ModuleType, *_NOT_STATE)):
+        return
+    from ..distributions.distribution import Distribution
+
+    library_too = passed and isinstance(value, Distribution)
+    for cls in type(value).__mro__:
+        if cls is object or not (library_too or _is_the_programs_class(cls)):
+            break
+        for entry in vars(cls).values():
+            if isinstance(entry, (staticmethod, classmethod)):
+                entry = entry.__func__
+            parts = (entry.fget, entry.fset) if isinstance(entry, property) else (entry,)
+            for part in parts:
+                code = getattr(part, "__code__", None)
+                if isinstance(code, types.CodeType):
+                    _collect_names(code, names, keys)
 
 
 def _class_attributes_read(owner: Any, names: set[str]) -> list[tuple[Any, Any, Any]]:
@@ -688,7 +788,7 @@ def _collect_names(code: types.CodeType, names: set[str], keys: set[str]) -> Non
 
 
 def _attributes_read(
-    roots: list[Any], names: set[str], keys: set[str]
+    roots: list[Any], names: set[str], keys: set[str], settled: set[int] = frozenset()
 ) -> list[tuple[Any, Any, Any]]:
     """The attributes and dictionary entries the program's code may read of ``roots`` (the
     object whose method is compiled, what its global names and closure cells hold), two
@@ -712,6 +812,7 @@ def _attributes_read(
         if id(holder) in seen or isinstance(holder, Tensor):
             continue
         seen.add(id(holder))
+        slotted = False
         if isinstance(holder, dict):  # a defaultdict, an OrderedDict or another subclass too
             # Its keys as they are, in order: the code may ask for one that is missing
             # (d.get("b", 0), "b" in d) or go through them all.
@@ -732,18 +833,30 @@ def _attributes_read(
             if _is_unguarded(holder):
                 continue
             tables = [(holder.__dict__, holder.__dict__, names)]  # the program's module
-        elif isinstance(holder, _NOT_STATE) or not hasattr(holder, "__dict__"):
+        elif isinstance(holder, _NOT_STATE):
             continue
+        elif not hasattr(holder, "__dict__"):
+            # An object with __slots__: its attributes as they are (one unset is missing).
+            slots = _tracer._slots_of(type(holder))
+            if not slots:
+                continue
+            fields = {name: getattr(holder, name, _MISSING) for name in slots}
+            found += [(holder, name, _MISSING) for name in sorted(fields.keys() & (names | keys))
+                      if fields[name] is _MISSING]  # fmt: skip
+            tables = [(holder, {k: v for k, v in fields.items() if v is not _MISSING}, names)]
+            slotted = True
         else:
             tables = [(holder, vars(holder), names)]
-            if isinstance(holder, _module.Module):
+            if id(holder) in settled:
+                tables = [(holder, _unsettled(vars(holder)), names)]
+            elif isinstance(holder, _module.Module):
                 # by attribute (self.encoder) or by key (a ModuleDict's heads["a"])
                 tables += [
                     (table, table, names | keys)
                     for table in (holder._modules, holder._parameters, holder._buffers)
                 ]
         for target, table, wanted in tables:
-            if table is not holder:  # (a dictionary's missing keys: its _KEYS entry)
+            if table is not holder and not slotted:  # (a dictionary's: its _KEYS entry)
                 # An attribute the code names in a string (getattr(self, "scale", None),
                 # hasattr) and that is missing now: set later, it changes what is computed.
                 for name in sorted(k for k in keys if k not in table and k.isidentifier()):
@@ -756,6 +869,15 @@ def _attributes_read(
                 if level + 1 < _ATTRIBUTE_DEPTH:
                     stack.append((value, level + 1))
     return found
+
+
+def _unsettled(fields: dict[str, Any]) -> dict[str, Any]:
+    """A module's attributes that are not settings or functions (``Tracer._settings_guards``
+    guards those): a config object, a tensor, a dict, an enum, a tuple holding a tensor."""
+    return {
+        name: value for name, value in fields.items()
+        if not (_tracer._is_plain_setting(value) or isinstance(value, _NOT_STATE))
+    }  # fmt: skip
 
 
 #: How many attributes deep :func:`_attributes_read` looks (``self.model.encoder``: 2).

@@ -27,6 +27,7 @@ does, and puts them back afterwards, so eager execution pays nothing for it:
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import gc
 import math
@@ -1214,6 +1215,9 @@ class Tracer:
         self.free: list[Tensor] = []
         self.guards: list[str] = []
         self._grad_guards: list[str] = []
+        #: The .grads read at the start, distinct at capture: a replay adds into each one,
+        #: so it holds only while none is another's (b.grad = a.grad) or shares its memory.
+        self._distinct_grads: list[str] = []
         #: The nn.Modules the function called: a replay checks each one's train/eval mode.
         self.modules: dict[int, Any] = {}
         #: The default device, where the function made a tensor on it without naming it.
@@ -1228,6 +1232,8 @@ class Tracer:
         self.reshaped_roots: set[int] = set()
         #: id -> the mode of each module whose mode was read before the call set it.
         self._modes_at_start: dict[int, Any] = {}
+        #: id(module) -> its settings as its code found them (see _note_settings).
+        self._settings_read: dict[int, dict[str, Any]] = {}
         #: ids of the modules whose mode the call set (the replay sets it as it did).
         self._modes_set: set[int] = set()
         #: id(module) -> its parameters, buffers and submodules when first called.
@@ -1555,6 +1561,8 @@ class Tracer:
             if known is None:
                 condition = f"{source}._grad is not None"
                 self.sources[id(value)] = f"{source}._grad"
+                if not self._grads_after_host_call:
+                    self._distinct_grads.append(f"{source}._grad")
             else:  # an argument, or another tensor's .grad: the plan reads it by that name
                 condition = f"{source}._grad is {known}"
         if not self._grads_after_host_call:
@@ -1918,6 +1926,12 @@ class Tracer:
             layout_guards = {}
         else:
             guards = self._grad_guards + self.guards
+        if len(self._distinct_grads) > 1:
+            grads = ", ".join(self._distinct_grads)
+            guards.insert(
+                len(self._grad_guards),
+                f"_distinct_memory(({grads},)) == {len(self._distinct_grads)}",
+            )
         if self._free_meta:
             guards.insert(len(self._grad_guards), self._free_tensors_guard(layout_guards))
         if self.default_device_read is not None:
@@ -1998,7 +2012,12 @@ class Tracer:
             read = operator.attrgetter(*names)
             getter = self.constant(read, "settings_of_")
             target = self.constant(module, "module_")
-            settings = read(module)
+            # As the plan read them, not as the call left them.
+            found = self._settings_read.get(id(module), {})
+            now = read(module)
+            now = (now,) if len(names) == 1 else now
+            values = tuple(found.get(name, value) for name, value in zip(names, now, strict=True))
+            settings = values[0] if len(names) == 1 else values
             if _compared_by_text(settings):
                 # repr tells floats by their bits, NumPy scalars by their type (in C).
                 expected = self.constant(repr(settings), "settings_")
@@ -2036,6 +2055,8 @@ class Tracer:
         global _active
         saved = self._saved
         devices = [d for group in _registry._state.devices.values() for d in group]
+        for module in self.reached_modules:  # (their settings as the call finds them)
+            self._note_settings(module)
         # The default device's namespace is the one the replayed code calls plain ``xp``.
         default = _registry.resolve_device(None)
         devices.sort(key=lambda d: d is not default)
@@ -2172,10 +2193,23 @@ class Tracer:
         if module._module_hooks and self.recording:
             self.graph_break(f"a hook of {type(module).__name__} runs Python code at its calls")
         if self.recording and key not in self.modules:
+            self._note_settings(module)
             self.modules[key] = module
             self._module_members[key] = _members(module)
             if key not in self._modes_set:
                 self._modes_at_start[key] = module.__dict__.get("training")
+
+    def _note_settings(self, module: Any) -> None:
+        """Keep the settings of ``module`` and the modules below it as its code finds them
+        (at its first call): the plan computed with those, and the function may change one
+        after (``model[0].momentum = 0.5``), so its guards compare with these."""
+        for child in module.modules():
+            if id(child) not in self._settings_read:
+                self._settings_read[id(child)] = {
+                    name: copy.deepcopy(value)  # (a list of numbers may change in place)
+                    for name, value in child.__dict__.items()
+                    if name != "training" and _is_plain_setting(value)
+                }
 
     def set_mode(self, module: Any, training: Any) -> None:
         """``module.training = training`` in the function (``train()``, ``eval()``): the
