@@ -14,6 +14,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .. import anomaly as _anomaly
@@ -788,7 +789,7 @@ def _collect_names(code: types.CodeType, names: set[str], keys: set[str]) -> Non
 
 
 def _attributes_read(
-    roots: list[Any], names: set[str], keys: set[str], settled: set[int] = frozenset()
+    roots: list[Any], names: set[str], keys: set[str], settled: AbstractSet[int] = frozenset()
 ) -> list[tuple[Any, Any, Any]]:
     """The attributes and dictionary entries the program's code may read of ``roots`` (the
     object whose method is compiled, what its global names and closure cells hold), two
