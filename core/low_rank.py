@@ -25,7 +25,7 @@ __all__ = ["pca_lowrank", "svd_lowrank"]
 
 def _whole(function: str, name: str, value: Any) -> int:
     """``value`` as a non-negative int, or a typed error naming the parameter."""
-    if isinstance(value, bool) or (not isinstance(value, int) and not hasattr(value, "__index__")):
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):  # (NumPy ints too)
         raise ArgumentError(f"{function}(): {name} must be an int, got {type(value).__name__}")
     value = operator.index(value)
     if value < 0:
