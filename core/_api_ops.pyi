@@ -234,6 +234,7 @@ from ._api_plugrad import sinc as sinc
 from ._api_plugrad import sinh as sinh
 from ._api_plugrad import sort as sort
 from ._api_plugrad import split as split
+from ._api_plugrad import split_with_sizes as split_with_sizes
 from ._api_plugrad import sqrt as sqrt
 from ._api_plugrad import square as square
 from ._api_plugrad import squeeze as squeeze
@@ -266,6 +267,9 @@ from ._api_plugrad import unique_all as unique_all
 from ._api_plugrad import unique_counts as unique_counts
 from ._api_plugrad import unique_inverse as unique_inverse
 from ._api_plugrad import unique_values as unique_values
+from ._api_plugrad import unsafe_chunk as unsafe_chunk
+from ._api_plugrad import unsafe_split as unsafe_split
+from ._api_plugrad import unsafe_split_with_sizes as unsafe_split_with_sizes
 from ._api_plugrad import unsqueeze as unsqueeze
 from ._api_plugrad import unstack as unstack
 from ._api_plugrad import var as var

@@ -694,6 +694,10 @@ def split(x: TensorLike, split_size_or_sections: Any, dim: int = ...) -> tuple[A
     """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
 
 
+def split_with_sizes(x: TensorLike, split_sizes: Any, dim: int = ...) -> tuple[Any, ...]:
+    """PyTorch's ``split_with_sizes(x, split_sizes, dim=0)``: :func:`split` by a list of sizes."""
+
+
 def sqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
 
@@ -808,6 +812,18 @@ def unique_inverse(x: TensorLike, /) -> _unique_inverse_result:
 
 def unique_values(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The unique elements of ``x``, sorted."""
+
+
+def unsafe_chunk(x: TensorLike, chunks: int, dim: int = ...) -> tuple[Any, ...]:
+    """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+
+
+def unsafe_split(x: TensorLike, split_size_or_sections: Any, dim: int = ...) -> tuple[Any, ...]:
+    """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
+
+
+def unsafe_split_with_sizes(x: TensorLike, split_sizes: Any, dim: int = ...) -> tuple[Any, ...]:
+    """PyTorch's ``split_with_sizes(x, split_sizes, dim=0)``: :func:`split` by a list of sizes."""
 
 
 def unstack(x: TensorLike, /, dim: Any = ..., *, axis: int = ...) -> Any:

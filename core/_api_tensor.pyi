@@ -1438,6 +1438,15 @@ class InstalledTensorMethods:
     def unique_consecutive(self, return_inverse: bool = ..., return_counts: bool = ..., dim: Any = ...) -> Any:
         """The elements of the flattened ``input`` (with ``dim``, its slices along ``dim``) with each run of equal neighbours kept once; with ``return_inverse`` also where each element went, with ``return_counts`` each run's length (a tuple then, as PyTorch's). NaNs are never equal, so each is kept."""
 
+    def unsafe_chunk(self, chunks: int, dim: int = ...) -> tuple[Any, ...]:
+        """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+
+    def unsafe_split(self, split_size: Any, dim: int = ...) -> tuple[Any, ...]:
+        """PyTorch's ``x.split(split_size, dim=0)``: :func:`split`, its size named as the method's."""
+
+    def unsafe_split_with_sizes(self, split_sizes: Any, dim: int = ...) -> tuple[Any, ...]:
+        """PyTorch's ``split_with_sizes(x, split_sizes, dim=0)``: :func:`split` by a list of sizes."""
+
     def unsqueeze(self, axis: Any = ..., *, dim: Any = ...) -> Tensor:
         """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 

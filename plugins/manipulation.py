@@ -358,6 +358,16 @@ def _split_method(xp: Any, x: Any, split_size: Any, dim: int = 0) -> tuple[Any, 
     return _split(xp, x, split_size, dim)
 
 
+def _split_with_sizes(xp: Any, x: Any, split_sizes: Any, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``split_with_sizes(x, split_sizes, dim=0)``: :func:`split` by a list of sizes."""
+    if not isinstance(split_sizes, (list, tuple)):
+        raise ArgumentError(
+            f"split_with_sizes(): split_sizes takes a list of ints, got {split_sizes!r}; "
+            "for pieces of one size, call split(x, size, dim)"
+        )
+    return _split(xp, x, split_sizes, dim)
+
+
 def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
     chunks = operator.index(chunks)  # (a NumPy int, a 0-d tensor)
@@ -677,9 +687,14 @@ unstack = op("unstack", _unstack,
              vjp=lambda xp, g, ans, x, *, axis: xp.stack(g, axis=axis),
              multiple_outputs=True, view=True, saves=(),
              methods={"unstack": None, "unbind": None, "split": _split_method, "chunk": _chunk,
-                      "tensor_split": _tensor_split},
+                      "tensor_split": _tensor_split,
+                      # (PyTorch's unsafe_ forms only skip its view checks: the same here)
+                      "unsafe_split": _split_method, "unsafe_chunk": _chunk,
+                      "unsafe_split_with_sizes": _split_with_sizes},
              aliases={"unbind": None, "split": _split, "chunk": _chunk,
-                      "tensor_split": _tensor_split},
+                      "tensor_split": _tensor_split, "split_with_sizes": _split_with_sizes,
+                      "unsafe_split": _split, "unsafe_chunk": _chunk,
+                      "unsafe_split_with_sizes": _split_with_sizes},
              torch_function=lambda xp, x, dim=0: tuple(xp.unstack(x, axis=dim)),
              doc="Split ``x`` along ``axis`` into a tuple of tensors without that axis.")
 def _moveaxis(xp: Any, x: Any, source: Any, destination: Any, /) -> Any:

@@ -44,6 +44,14 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "x.split negative dim": lambda lib, x: x.split(3, -1),
     "chunk": lambda lib, x: lib.chunk(x, 3, dim=1),
     "chunk rows": lambda lib, x: lib.chunk(x, 2),
+    "unsafe_chunk": lambda lib, x: lib.unsafe_chunk(x, 3, dim=1),
+    "x.unsafe_chunk": lambda lib, x: x.unsafe_chunk(2),
+    "unsafe_split": lambda lib, x: lib.unsafe_split(x, 3, 1),
+    "x.unsafe_split": lambda lib, x: x.unsafe_split(2, dim=0),
+    "split_with_sizes": lambda lib, x: lib.split_with_sizes(x, [1, 3], dim=1),
+    "split_with_sizes keyword": lambda lib, x: lib.split_with_sizes(x, split_sizes=[2, 1]),
+    "unsafe_split_with_sizes": lambda lib, x: lib.unsafe_split_with_sizes(x, [3, 1], -1),
+    "x.unsafe_split_with_sizes": lambda lib, x: x.unsafe_split_with_sizes([1, 2]),
     "narrow": lambda lib, x: lib.narrow(x, 1, 1, 2),
     "narrow negative": lambda lib, x: lib.narrow(x, -1, -3, 2),
     "index_select": lambda lib, x: lib.index_select(x, 1, _tensor(lib, np.array([2, 0, 2]))),
@@ -145,6 +153,9 @@ BAD_CALLS: dict[str, tuple[Callable[[Any], Any], type[Exception]]] = {
     "hstack of nothing": (lambda x: plugrad.hstack([]), InvalidArgumentError),
     "narrow past the end": (lambda x: plugrad.narrow(x, 1, 3, 2), IndexOutOfRangeError),
     "split along a missing axis": (lambda x: plugrad.split(x, 2, dim=2), AxisError),
+    "split_with_sizes of an int": (lambda x: plugrad.split_with_sizes(x, 2), TypeError),
+    "split_with_sizes not adding up": (lambda x: x.split_with_sizes([1, 1]), ShapeError),
+    "unsafe_chunk into no pieces": (lambda x: plugrad.unsafe_chunk(x, 0), ShapeError),
 }
 
 
