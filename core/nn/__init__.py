@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from . import (
     activation,
+    adaptive,
     container,
     conv,
     distance,
@@ -51,6 +52,7 @@ from . import (
     utils,
 )
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .attention import MultiheadAttention
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -76,6 +78,7 @@ from .upsampling import *  # noqa: F403
 # The layers of each module (its __all__), and the submodules named as PyTorch's.
 __all__ = [
     *activation.__all__,
+    *adaptive.__all__,
     "MultiheadAttention",
     "DataParallel",
     *container.__all__,

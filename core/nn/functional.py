@@ -173,6 +173,10 @@ __all__ = [
     "max_pool2d_with_indices",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
     "channel_shuffle",
     "native_channel_shuffle",
     "upsample",
@@ -4903,6 +4907,267 @@ def adaptive_max_pool2d_with_indices(
     """:func:`adaptive_max_pool2d`'s values and indices (PyTorch's form; see above)."""
     del return_indices
     return cast("tuple[Tensor, Tensor]", adaptive_max_pool2d(input, output_size, True))
+
+
+# -- fractional maximum pooling -----------------------------------------------------------
+
+
+def _fractional_output_size(
+    function: str, input: Tensor, output_size: Any, output_ratio: Any, nd: int
+) -> tuple[int, ...]:
+    """The output size of a fractional pooling: ``output_size``, or each input size times
+    ``output_ratio`` truncated (PyTorch takes ``output_size`` when both are given)."""
+    if output_size is not None:
+        return _ntuple(function, "output_size", output_size, nd, 0, one_for_all=True)
+    if output_ratio is None:
+        raise InvalidArgumentError(
+            f"{function}(): give output_size or output_ratio (the output's size, or its "
+            "fraction of the input's)"
+        )
+    ratios = output_ratio if isinstance(output_ratio, tuple | list) else (output_ratio,) * nd
+    if nd == 2 and len(ratios) == 1:
+        ratios = tuple(ratios) * 2
+    if len(ratios) != nd or not all(
+        isinstance(r, numbers.Real) and not isinstance(r, bool) and 0 < r < 1 for r in ratios
+    ):
+        raise InvalidArgumentError(
+            f"{function}(): output_ratio must be a number or {nd} numbers strictly between "
+            f"0 and 1, got {output_ratio!r}"
+        )
+    return tuple(int(size * float(r)) for size, r in zip(input.shape[-nd:], ratios))
+
+
+def _fractional_starts(samples: Tensor, size: int, out: int, kernel: int) -> Tensor:
+    """The first input position of each of ``out`` windows along an axis, ``(..., out)``,
+    one row per sample in ``samples``.
+
+    Window ``i < out - 1`` starts at ``trunc((i + u) * a) - trunc(u * a)`` with
+    ``a = (size - kernel) / (out - 1)``, the last at ``size - kernel``: PyTorch's
+    sequence, computed as it does in the samples' dtype so that the windows match.
+    """
+    device, integer = samples.device, samples.device.default_int_dtype
+    last = full((*samples.shape, 1), size - kernel, dtype=integer, device=device)
+    if out <= 1:
+        return last[..., :out]
+    dtype = samples.dtype
+    alpha = asarray(size - kernel, dtype=dtype, device=device) / asarray(
+        out - 1, dtype=dtype, device=device
+    )
+    steps = arange(out - 1, dtype=dtype, device=device)
+    u = _ops.expand_dims(samples, axis=-1)
+    starts = _ops.trunc((steps + u) * alpha) - _ops.trunc(u * alpha)
+    return _ops.concat([_ops.astype(starts, integer), last], axis=-1)
+
+
+def _fractional_max_pool(
+    function: str,
+    nd: int,
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any,
+    output_ratio: Any,
+    return_indices: bool,
+    samples: Tensor | None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Fractional maximum pooling over the last ``nd`` axes (see
+    :func:`fractional_max_pool2d`).
+
+    Every window's elements are gathered side by side, ``(N, C, windows, kernel)``,
+    in PyTorch's order, and the maximum it would pick is gathered from each.
+    """
+    _check_spatial(function, _check_tensor("input", function, input), nd)
+    if input.dtype.kind != "real floating":
+        raise DtypeError(f"{function}(): takes a floating-point input, got {input.dtype.name}")
+    kernel = _ntuple(function, "kernel_size", kernel_size, nd, 1, one_for_all=True)
+    out = _fractional_output_size(function, input, output_size, output_ratio, nd)
+    spatial = tuple(input.shape[-nd:])
+    # PyTorch's bound: windows at distinct starts, and in 3-D (its check) one more element.
+    extra = 1 if nd == 3 else 0
+    for axis, size, k, o in zip(_SPATIAL[nd], spatial, kernel, out):
+        if o + k - 1 + extra > size:
+            raise ShapeError(
+                f"{function}(): {o} windows of {k} along {axis} need at least "
+                f"{o + k - 1 + extra} elements, the input has {size}; use a smaller "
+                "output_size or kernel_size"
+            )
+    batch, _ = _batched(function, input, nd)
+    n, channels = batch.shape[:2]
+    if batch.shape[1:].count(0):
+        raise ShapeError(f"{function}(): the input {input.shape} has an empty non-batch axis")
+    if samples is None:
+        with no_grad():
+            samples = rand(n, channels, nd, dtype=input.dtype, device=input.device)
+    else:
+        _check_tensor("_random_samples", function, samples)
+        if samples.ndim != 3 or samples.shape[0] < n or samples.shape[1:] != (channels, nd):
+            raise ShapeError(
+                f"{function}(): _random_samples must be (N, C, {nd}) with N at least the "
+                f"batch size {n} and C = {channels}, got {samples.shape}"
+            )
+        if samples.dtype is not input.dtype:
+            raise DtypeError(
+                f"{function}(): _random_samples is {samples.dtype.name} but the input is "
+                f"{input.dtype.name}; give them the same dtype"
+            )
+    with no_grad():
+        # The flat input position of every window element, (N, C, *out, *kernel).
+        samples = samples[:n]
+        flat = zeros((), dtype=input.device.default_int_dtype, device=input.device)
+        stride = 1
+        for axis in reversed(range(nd)):
+            # PyTorch's 2-D pooling reads the width's sample first, its 3-D one the depth's.
+            sample = samples[..., 1 - axis if nd == 2 else axis]
+            starts = _fractional_starts(sample, spatial[axis], out[axis], kernel[axis])
+            at = _ops.expand_dims(starts, axis=-1) + arange(kernel[axis], device=input.device)
+            shape = [n, channels] + [1] * (2 * nd)
+            shape[2 + axis], shape[2 + nd + axis] = out[axis], kernel[axis]
+            flat = flat + _ops.reshape(at, tuple(shape)) * stride
+            stride *= spatial[axis]
+        windows, width = math.prod(out), math.prod(kernel)
+        flat = _ops.reshape(flat, (n, channels, windows, width))
+    planes = _ops.reshape(batch, (n, channels, math.prod(spatial)))
+    every = (n, channels, windows * width)
+    gathered = _ops.take_along_axis(planes, _ops.reshape(flat, every), axis=-1)
+    gathered = _ops.reshape(gathered, (n, channels, windows, width))
+    with no_grad():
+        # PyTorch's choice: the first maximum, or the last NaN of a window that has one.
+        nan = _ops.astype(_ops.isnan(gathered), input.device.default_int_dtype)
+        last_nan = (width - 1) - _ops.argmax(_ops.flip(nan, axis=-1), axis=-1, keepdims=True)
+        first_max = _ops.argmax(gathered, axis=-1, keepdims=True)
+        choice = _ops.where(_ops.max(nan, axis=-1, keepdims=True) > 0, last_nan, first_max)
+    shape = (*input.shape[:-nd], *out)
+    # (the gradient reaches each chosen element through the two gathers)
+    values = _ops.reshape(_ops.take_along_axis(gathered, choice, axis=-1), shape)
+    if not return_indices:
+        return values
+    with no_grad():
+        indices = _ops.reshape(_ops.take_along_axis(flat, choice, axis=-1), shape)
+    return values, indices
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: IntPair,
+    output_size: IntPair | None = None,
+    output_ratio: float | tuple[float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over ``kernel_size`` windows of the last two axes at random fractional steps.
+
+    Graham's fractional max pooling: ``output_size`` windows (or the input's size
+    times ``output_ratio``, each in (0, 1), truncated) along each axis, starting at
+    pseudo-random increasing positions, the first at 0 and the last at the end.
+    ``_random_samples``, ``(N, C, 2)`` in [0, 1) of the input's dtype (the width's
+    sample first, then the height's), fixes those positions as PyTorch's do: the
+    same samples give PyTorch's values and indices. Without it they are drawn from
+    plugrad's random generator (:func:`plugrad.manual_seed` makes them
+    reproducible). Gradients flow to the maxima only; with ``return_indices`` also
+    returns the flat index (``row * W + column``) of each maximum in its input plane.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(N, C, H, W)`` or ``(C, H, W)``, floating point.
+    kernel_size : int or tuple of 2 ints
+        The window's size.
+    output_size : int or tuple of 2 ints, optional
+        The output's ``(oH, oW)``; ``oH + kH - 1`` at most ``H`` (likewise ``W``).
+        Taken over ``output_ratio`` when both are given, as in PyTorch.
+    output_ratio : float or tuple of 2 floats, optional
+        The output's size as a fraction of the input's.
+    return_indices : bool
+        Also return the indices of the maxima.
+    _random_samples : Tensor, optional
+        The samples that place the windows (``N`` may be more than the batch's).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.arange(25.0).reshape(1, 5, 5)
+    >>> F.fractional_max_pool2d(x, 2, output_size=2, _random_samples=plugrad.zeros((1, 1, 2)))
+    tensor([[[ 6.,  9.],
+             [21., 24.]]])
+    """
+    return _fractional_max_pool(
+        "fractional_max_pool2d",
+        2,
+        input,
+        kernel_size,
+        output_size,
+        output_ratio,
+        return_indices,
+        _random_samples,
+    )
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    output_size: int | tuple[int, int, int] | None = None,
+    output_ratio: float | tuple[float, float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Maximum over ``kernel_size`` windows of the last three axes at random fractional steps.
+
+    :func:`fractional_max_pool2d` in 3-D: ``input`` is ``(N, C, D, H, W)`` or
+    ``(C, D, H, W)``, ``_random_samples`` ``(N, C, 3)`` (the depth's sample first,
+    then the height's and the width's), and the indices are flat in the input
+    volume (``(d * H + h) * W + w``).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.arange(27.0).reshape(1, 3, 3, 3)
+    >>> samples = plugrad.zeros((1, 1, 3))
+    >>> F.fractional_max_pool3d(x, 2, output_size=1, return_indices=True, _random_samples=samples)
+    (tensor([[[[26.]]]]), tensor([[[[26]]]]))
+    """
+    return _fractional_max_pool(
+        "fractional_max_pool3d",
+        3,
+        input,
+        kernel_size,
+        output_size,
+        output_ratio,
+        return_indices,
+        _random_samples,
+    )
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: IntPair,
+    output_size: IntPair | None = None,
+    output_ratio: float | tuple[float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """:func:`fractional_max_pool2d`'s values and indices, whatever ``return_indices`` says."""
+    del return_indices  # PyTorch's form takes it and returns both all the same
+    return cast(
+        "tuple[Tensor, Tensor]",
+        fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples),
+    )
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, int, int],
+    output_size: int | tuple[int, int, int] | None = None,
+    output_ratio: float | tuple[float, float, float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """:func:`fractional_max_pool3d`'s values and indices, whatever ``return_indices`` says."""
+    del return_indices
+    return cast(
+        "tuple[Tensor, Tensor]",
+        fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples),
+    )
 
 
 # -- more normalization: group, instance, RMS, local response -----------------------------

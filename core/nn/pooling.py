@@ -20,6 +20,8 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
@@ -421,3 +423,92 @@ class LPPool3d(_LPPoolNd):
     """
 
     _lp_pool = F.lp_pool3d
+
+
+class _FractionalMaxPoolNd(Module):
+    """A fractional maximum pooling: ``_pool`` (``F.fractional_max_pool2d`` or ``3d``) with the
+    layer's kernel and output size (or ratio), and ``_random_samples`` as a buffer."""
+
+    _pool: ClassVar[Callable[..., Any]]
+    _size: ClassVar[int]
+
+    def __init__(
+        self,
+        kernel_size: IntTuple,
+        output_size: IntTuple | None = None,
+        output_ratio: float | tuple[float, ...] | None = None,
+        return_indices: bool = False,
+        _random_samples: Tensor | None = None,
+    ) -> None:
+        super().__init__()
+        name, n = type(self).__name__, self._size
+        if (output_size is None) == (output_ratio is None):
+            raise InvalidArgumentError(
+                f"{name}: give exactly one of output_size and output_ratio, got "
+                f"output_size={output_size!r}, output_ratio={output_ratio!r}"
+            )
+        self.kernel_size = _as_tuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else _as_tuple(output_size, n)
+        self.output_ratio = None if output_ratio is None else _as_tuple(output_ratio, n)
+        if self.output_ratio is not None and not all(
+            isinstance(r, int | float) and not isinstance(r, bool) and 0 < r < 1
+            for r in self.output_ratio
+        ):
+            raise InvalidArgumentError(
+                f"{name}: output_ratio must be between 0 and 1 (exclusive), got {output_ratio!r}"
+            )
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._pool(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+def _as_tuple(value: Any, n: int) -> Any:
+    """``value`` as PyTorch's ``_pair``/``_triple`` keep it: one value for every axis."""
+    return tuple(value) if isinstance(value, tuple | list) else (value,) * n
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Apply :func:`plugrad.nn.functional.fractional_max_pool2d` with the layer's geometry.
+
+    Give ``output_size`` or ``output_ratio`` (each in (0, 1)), not both. The windows'
+    places are drawn afresh at each call, unless ``_random_samples`` fixes them.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.FractionalMaxPool2d(3, output_ratio=0.5)
+    >>> pool
+    FractionalMaxPool2d()
+    >>> pool(plugrad.ones((1, 3, 8, 8))).shape
+    (1, 3, 4, 4)
+    """
+
+    _pool = F.fractional_max_pool2d
+    _size = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Apply :func:`plugrad.nn.functional.fractional_max_pool3d` with the layer's geometry.
+
+    Give ``output_size`` or ``output_ratio`` (each in (0, 1)), not both. The windows'
+    places are drawn afresh at each call, unless ``_random_samples`` fixes them.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> pool = plugrad.nn.FractionalMaxPool3d(2, output_size=(2, 3, 3))
+    >>> pool(plugrad.ones((1, 3, 4, 6, 6))).shape
+    (1, 3, 2, 3, 3)
+    """
+
+    _pool = F.fractional_max_pool3d
+    _size = 3

@@ -33,6 +33,7 @@ import types
 
 from .. import activation as _activation
 from .. import (
+    adaptive,
     attention,
     container,
     distance,
@@ -57,6 +58,7 @@ from . import utils
 
 __all__ = [
     "activation",
+    "adaptive",
     "batchnorm",
     "channelshuffle",
     "container",
@@ -136,7 +138,7 @@ channelshuffle = _gathered(
 )
 
 # The others are plugrad's modules themselves, importable by PyTorch's paths too.
-for _same in (container, distance, dropout, flatten, fold, lazy, loss, module,
+for _same in (adaptive, container, distance, dropout, flatten, fold, lazy, loss, module,
               normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer,
               upsampling):  # fmt: skip
     sys.modules[f"{__name__}.{_same.__name__.rpartition('.')[2]}"] = _same
