@@ -80,7 +80,10 @@ def sole_mask(xp: Any, key: tuple[Any, ...], ndim: int) -> Any:
             if mask is None:
                 return None  # a slice before the mask: the mask is not on the leading axes
             consumed += 1
-        elif k is not Ellipsis:
+        elif k is Ellipsis:
+            if mask is None:
+                return None  # (x[..., mask] masks the trailing axes)
+        else:
             return None
     return mask if consumed <= ndim else None
 

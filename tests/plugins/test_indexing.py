@@ -8,7 +8,7 @@ from op_cases import over_xp
 
 import plugrad
 from plugrad.plugins import _scatter, indexing
-from plugrad.testing import OpCase, OpTests
+from plugrad.testing import OpCase, OpTests, backends_under_test
 
 P = plugrad
 IDX = np.array([2, 0, 2, 2])
@@ -177,6 +177,10 @@ NUMPY_KEYS = {
     "mask-and-array": (np.array([True, True, False]), np.array([3, 0])),
     "zero-d-mask": (True, slice(1, None)),
     "false-zero-d-mask": (np.array(False), Ellipsis),
+    # (a mask after an ellipsis was taken as a leading one)
+    "trailing-mask": (Ellipsis, np.array([True, False, True, False, False])),
+    "trailing-2d-mask": (Ellipsis, np.array([[True, False, True, False, True]] * 4)),
+    "mask-after-slice-and-ellipsis": (slice(None), Ellipsis, np.array([False, True] * 2 + [True])),
 }
 
 
@@ -405,3 +409,25 @@ def test_bool_indices_are_refused_not_read_as_positions(call) -> None:
     x, mask = plugrad.tensor([10, 20, 30]), plugrad.tensor([True, False, True])
     with pytest.raises(plugrad.errors.DtypeError, match="indices must be integers, got bool"):
         call(x, mask)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_a_mask_after_an_ellipsis_masks_the_trailing_axes(backend) -> None:
+    # (every backend but NumPy's took it as a mask on the leading axes: another axis's values)
+    x_host = np.arange(24.0).reshape(2, 3, 4)
+    mask_host = np.array([True, False, True, False])
+    weights = np.arange(1.0, 5.0)
+    with plugrad.use_backend(backend):
+        x = plugrad.asarray(x_host, requires_grad=True)
+        mask = plugrad.asarray(mask_host)
+        y = x[..., mask]
+        (y * plugrad.asarray(weights[:2])).sum().backward()
+        written = plugrad.asarray(x_host.copy())
+        written[..., mask] = -1.0
+    np.testing.assert_array_equal(np.asarray(y.detach()), x_host[..., mask_host])
+    grad = np.zeros_like(x_host)
+    grad[..., mask_host] = weights[:2]
+    np.testing.assert_array_equal(np.asarray(x.grad), grad)
+    expected = x_host.copy()
+    expected[..., mask_host] = -1.0
+    np.testing.assert_array_equal(np.asarray(written), expected)
