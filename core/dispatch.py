@@ -89,7 +89,7 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     except RuntimeWarning:  # NumPy's of an inf or nan made, raised by an "error" filter
         out = _again_quietly(device, kernel, x._array, **(params or {}))
     except TypeError as exc:
-        _retell_dtype_error(op, device, exc, (x,))
+        _retell_dtype_error(op, device, exc, (x,), params)
         raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
@@ -182,7 +182,7 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     except RuntimeWarning:  # as in apply1
         out = _again_quietly(device, kernel, a1, a2, **(params or {}))
     except TypeError as exc:
-        _retell_dtype_error(op, device, exc, (x1, x2))
+        _retell_dtype_error(op, device, exc, (x1, x2), params)
         raise
     except OverflowError as exc:
         floats = _ints_as_floats(op, device, (x1, x2))
@@ -440,7 +440,7 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
     except RuntimeWarning:  # as in apply1
         out = _again_quietly(device, kernel, *arrays, **(params or {}))
     except TypeError as exc:
-        _retell_dtype_error(op, device, exc, inputs)
+        _retell_dtype_error(op, device, exc, inputs, params)
         raise
     except OverflowError as exc:
         floats = _ints_as_floats(op, device, inputs)
@@ -544,7 +544,7 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         else:
             out = _again_quietly(device, kernel, *arrays, **(params or {}))
     except TypeError as exc:
-        _retell_dtype_error(op, device, exc, items)
+        _retell_dtype_error(op, device, exc, items, params)
         raise
     except OverflowError as exc:
         raise _scalar_out_of_range(op, exc) from exc
@@ -1161,6 +1161,12 @@ def _retell_kernel_error(
         ) from error
 
 
+def _names_axes(value: Any) -> bool:
+    """Whether ``value`` is an int or a sequence of ints (anything with ``__index__``)."""
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    return all(hasattr(type(item), "__index__") for item in items)
+
+
 def _holds_nan(inputs: tuple[Any, ...]) -> bool:
     """Whether a floating tensor among ``inputs`` holds NaN (read on an error path only)."""
     for x in inputs:
@@ -1266,14 +1272,31 @@ def _complex_error(op: RegisteredOp, inputs: tuple[Any, ...]) -> DtypeError:
     )
 
 
+#: Parameters that name axes: a kernel given another kind of value raises a TypeError.
+_AXIS_PARAMETERS = ("axis", "axes", "dim", "dims", "axis1", "axis2", "source", "destination")
+
+
 def _retell_dtype_error(
-    op: RegisteredOp, device: Device, error: TypeError, inputs: tuple[Any, ...]
+    op: RegisteredOp,
+    device: Device,
+    error: TypeError,
+    inputs: tuple[Any, ...],
+    params: dict[str, Any] | None = None,
 ) -> None:
-    """Raise a backend's refusal of an input dtype again as a DtypeError naming the op.
+    """Raise a backend's refusal of an input dtype again as a DtypeError naming the op,
+    and its refusal of an axis that is not an int (``x.sum("rows")``) as an ArgumentError.
 
     Returns for other errors, which the caller raises again unchanged. JAX's shape
     errors are TypeErrors too: those are retold as ShapeErrors.
     """
+    if params and not isinstance(error, PlugradError):
+        for name in _AXIS_PARAMETERS:
+            value = params.get(name)
+            if value is not None and not _names_axes(value):
+                raise ArgumentError(
+                    f"{op.name}(): {name} must be an int or a tuple of ints, got {value!r} "
+                    "(plugrad has no named dimensions)"
+                ) from error
     text = str(error)
     if "shape" in text:
         _retell_shape_error(op, device, error, inputs)

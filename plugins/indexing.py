@@ -28,7 +28,6 @@ from typing import Any
 
 from plugrad.errors import (
     ArgumentError,
-    AxisError,
     BackwardError,
     DtypeError,
     IndexOutOfRangeError,
@@ -129,19 +128,9 @@ def _getitem_numpy_style(xp: Any, x: Any, /, key: Any) -> Any:
     return x[_complete(key)]
 
 
-def _checked_axis(name: str, dim: int, ndim: int) -> int:
-    """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError."""
-    if not -ndim <= dim < ndim:
-        raise AxisError(
-            f"{name}(): dim {dim} is out of range for a tensor of {ndim} dimensions "
-            f"(valid: {-ndim} to {ndim - 1})"
-        )
-    return dim % ndim
-
-
 def _select(xp: Any, x: Any, dim: int, index: int) -> Any:
     """PyTorch's ``select(x, dim, index)``: the slice at ``index`` along ``dim``, that axis gone."""
-    axis = _checked_axis("select", dim, x.ndim)
+    axis = checked_axis("select", dim, x.ndim)
     index, size = operator.index(index), x.shape[axis]
     if not -size <= index < size:
         raise IndexOutOfRangeError(
@@ -171,7 +160,7 @@ def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
             "flatten it, or use take_along_dim/gather for an index per position"
         )
     if x.ndim == 0:  # as PyTorch: a 0-d tensor is its one element, selected by index 0
-        _checked_axis("index_select", dim, 1)
+        checked_axis("index_select", dim, 1)
         if math.prod(index.shape) != 1:
             raise ShapeError(
                 f"index_select(): a 0-d tensor takes one index, got {math.prod(index.shape)}"
@@ -181,7 +170,7 @@ def _index_select(xp: Any, x: Any, dim: int, index: Any) -> Any:
             raise IndexOutOfRangeError("index_select(): a 0-d tensor has only index 0")
         return xp.reshape(xp.take(xp.reshape(x, (1,)), flat, axis=0), ())
     # A 0-d index selects one slice and keeps its dimension (length 1), as PyTorch's does.
-    axis = _checked_axis("index_select", dim, x.ndim)
+    axis = checked_axis("index_select", dim, x.ndim)
     index = check_positions(xp, "index_select", index, x.shape[axis], dim=dim, wrap=False)
     return xp.take(x, xp.reshape(index, (1,)) if index.ndim == 0 else index, axis=axis)
 
@@ -196,7 +185,7 @@ def _take_grad(xp: Any, g: Any, ans: Any, x: Any, indices: Any, *, axis: int | N
 def _take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
     if axis is None:  # positions in the flattened x, as PyTorch's take
         x, axis = xp.reshape(x, (-1,)), 0
-    axis = _checked_axis("take", axis, x.ndim)
+    axis = checked_axis("take", axis, x.ndim)
     indices = check_positions(xp, "take", indices, x.shape[axis], dim=axis, wrap=True)
     if indices.ndim == 1:
         return xp.take(x, indices, axis=axis)
@@ -206,7 +195,7 @@ def _take(xp: Any, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
 
 
 def _take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
-    size = x.shape[_checked_axis("take_along_axis", axis, x.ndim)]
+    size = x.shape[checked_axis("take_along_axis", axis, x.ndim)]
     indices = check_positions(xp, "take_along_axis", indices, size, dim=axis, wrap=True)
     return xp.take_along_axis(x, indices, axis=axis)
 
@@ -615,7 +604,7 @@ scatter_along_axis = op(
 
 def _narrow(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:
     """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
-    size = x.shape[_checked_axis("narrow", dim, x.ndim)]
+    size = x.shape[checked_axis("narrow", dim, x.ndim)]
     if hasattr(start, "dtype") and not xp.isdtype(start.dtype, "integral"):
         raise DtypeError(f"narrow(): start must be an integer, got a {start.dtype} tensor")
     start = int(start) if hasattr(start, "dtype") else operator.index(start)  # (1.7 was 1)

@@ -124,6 +124,24 @@ CASES = {
         lambda: plugrad.nn.Module().register_parameter("w", 1.0),
         TypeError,
     ),
+    # A named dimension (PyTorch's named tensors), which plugrad has not: the kernels'
+    # own TypeErrors came out.
+    **{
+        f"a named dim: {name}": (lambda call=call: call(plugrad.ones(2, 3)), TypeError)
+        for name, call in {
+            "x.sum('rows')": lambda x: x.sum("rows"),
+            "mean(dim=)": lambda x: plugrad.mean(x, dim="rows"),
+            "x.cumsum": lambda x: x.cumsum("rows"),
+            "x.softmax": lambda x: x.softmax("rows"),
+            "x.flip": lambda x: x.flip(("rows",)),
+            "x.movedim": lambda x: x.movedim("rows", 0),
+            "x.squeeze": lambda x: x.squeeze("rows"),
+            "x.transpose": lambda x: x.transpose(0, "rows"),
+            "x.narrow": lambda x: x.narrow("rows", 0, 1),
+            "x.select": lambda x: x.select("rows", 0),
+            "x.index_select": lambda x: x.index_select("rows", plugrad.tensor([0])),
+        }.items()
+    },
 }
 
 
