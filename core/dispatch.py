@@ -939,6 +939,7 @@ def _mixed_devices(
 _SHAPE_WORDS = (
     "shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape", "empty", "square",
     "axes don't match", "array indexing assignment",  # NumPy's transpose and mask assignment
+    "duplicate dims", "repeated elements",  # PyTorch's and Dask's permute of an axis twice
 )  # fmt: skip
 
 

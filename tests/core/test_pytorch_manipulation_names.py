@@ -202,3 +202,12 @@ def test_float_power_in_place_needs_a_double_tensor_as_pytorch() -> None:
     y.float_power_(2)
     y.sum().backward()
     assert y.tolist() == [2.25, 4.0] and x.grad.tolist() == [3.0, 4.0]
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_permute_of_an_axis_twice_is_a_shape_error_on_every_backend(backend) -> None:
+    # (PyTorch's and Dask's own errors came out)
+    with plugrad.use_backend(backend):
+        x = plugrad.zeros((2, 2))
+        with pytest.raises(ShapeError, match=r"^permute_dims\("):
+            x.permute(0, 0)
