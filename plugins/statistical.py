@@ -457,13 +457,27 @@ def _var_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: Any, correction: Any, 
     return g * (x - xp.mean(x, axis=axis, keepdims=True))
 
 
+def _past_the_count(xp: Any, spread: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    """A variance or deviation whose correction is at least the count: PyTorch's sum of
+    squares divided by 0, inf (NaN where the elements are all equal or one is NaN).
+
+    The backends disagree there: JAX gives NaN, Dask divides by a negative count.
+    """
+    biased = spread(x, axis=axis, correction=0, keepdims=keepdims)
+    return xp.where(biased > 0, xp.asarray(math.inf, dtype=biased.dtype), math.nan)
+
+
 @half_in_float32
 def _var(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
+    if correction and not _degrees_of_freedom(x, axis, correction):
+        return _past_the_count(xp, xp.var, x, axis, keepdims)
     return xp.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
 @half_in_float32
 def _std(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
+    if correction and not _degrees_of_freedom(x, axis, correction):
+        return _past_the_count(xp, xp.std, x, axis, keepdims)
     return xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.testing import OpCase, OpTests
+from plugrad.testing import OpCase, OpTests, backends_under_test
 
 P = plugrad
 
@@ -279,3 +279,18 @@ def test_the_median_of_an_empty_tensor_stays_in_its_graph(name) -> None:
     assert median.requires_grad and np.isnan(median.item())
     median.backward()
     assert x.grad.shape == (0,)
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+def test_a_correction_at_or_past_the_count_gives_pytorchs_inf_on_every_backend(backend) -> None:
+    # (JAX gave NaN, Dask divided by a negative count: NaN where PyTorch gives inf)
+    torch = pytest.importorskip("torch")
+    host = np.array([[1.0, 2.0, 2.0], [3.0, 5.0, 2.0]], dtype=np.float32)
+    for name in ("var", "std"):
+        for dim, correction in ((0, 2), (0, 3), (1, 5), (None, 6), (None, 7.5)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # PyTorch's "degrees of freedom"
+                theirs = getattr(torch.tensor(host), name)(dim, correction=correction)
+            with plugrad.use_backend(backend):
+                ours = getattr(plugrad.asarray(host), name)(dim, correction=correction)
+            np.testing.assert_array_equal(np.asarray(ours), theirs.numpy(), f"{name} {dim}")
