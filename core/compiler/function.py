@@ -56,6 +56,21 @@ _MOST_CHECKED_ARGUMENTS = 8
 _MOST_CAPTURES_NOT_KEPT = 3
 
 
+class _Same:
+    """An argument as part of a signature by identity, whatever its class's ``__eq__`` says."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value  # (held: its id stays its own while the signature is cached)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Same and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
 class _Kept:
     """A captured plan of a signature, and the code that replays it.
 
@@ -1315,6 +1330,10 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
     if kind.__module__ == "numpy" and hasattr(value, "dtype") and value.dtype.kind in "fc":
         # NumPy's float32 and float16 scalars, as their bits
         return (kind, value.tobytes())
+    if kind.__eq__ is not object.__eq__ and hasattr(value, "__dict__"):
+        # An object with attributes whose class says when two are equal: the plan's guards
+        # read the attributes of the one it captured, and an equal one may hold others.
+        return (kind, _Same(value))
     return (kind, value)
 
 

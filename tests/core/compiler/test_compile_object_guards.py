@@ -65,6 +65,33 @@ def test_an_argument_objects_attribute_is_guarded(make):
     assert compiled.captures == 5  # one per value: the same value replays
 
 
+class _AllEqual:
+    """Equal to every other of its kind, whatever it holds (as a config class may be)."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __eq__(self, other):
+        return isinstance(other, _AllEqual)
+
+    def __hash__(self):
+        return 1
+
+
+def test_an_equal_argument_object_that_holds_other_attributes_is_not_the_captured_one():
+    # (an equal object found the first one's plan, whose guards read the first one)
+    def f(c, x):
+        return x * c.scale
+
+    compiled = plugrad.compile(f)
+    x = plugrad.ones(2)
+    kept = _AllEqual(2.0)
+    for scale in (2.0, 5.0, 2.0, 7.0):
+        _same(compiled, f, _AllEqual(scale), x)
+        _same(compiled, f, kept, x)  # the same object again replays
+    assert compiled.captures == 5
+
+
 def test_a_callable_objects_attribute_is_guarded():
     def f(fn, x):
         return fn(x)
