@@ -190,11 +190,13 @@ def gradcheck(
         Raise :class:`~plugrad.errors.GradcheckError` describing the first
         mismatch (default), or return ``False``.
     **pytorch_options
-        PyTorch's ``fast_mode``, ``nondet_tol``, ``check_undefined_grad``,
-        ``check_grad_dtypes``, ``check_batched_grad``, ``check_batched_forward_grad``,
-        ``check_forward_ad``, ``check_backward_ad`` and ``masked`` are taken for
-        PyTorch code; the whole Jacobian is always checked in reverse mode (the
-        stronger check ``fast_mode=False`` makes). Any other name is a TypeError.
+        ``nondet_tol`` (default 0): by how much two backward passes of one graph
+        with one output gradient may differ, as PyTorch's. PyTorch's ``fast_mode``,
+        ``check_undefined_grad``, ``check_grad_dtypes``, ``check_batched_grad``,
+        ``check_batched_forward_grad``, ``check_forward_ad``, ``check_backward_ad``
+        and ``masked`` are taken for PyTorch code; the whole Jacobian is always
+        checked in reverse mode (the stronger check ``fast_mode=False`` makes).
+        Any other name is a TypeError.
 
     Returns
     -------
@@ -229,7 +231,8 @@ def gradcheck(
                         values = analytic[position]
                         got = 0.0 if values is None else values[j]
                         want = _expected(c, along, k, i)
-                        if abs(got - want) > atol + rtol * abs(want):
+                        # (not <=: a NaN on either side is a mismatch, equal infinities not)
+                        if got != want and not abs(got - want) <= atol + rtol * abs(want):
                             if not raise_exception:
                                 return False
                             probe = "" if c == 1 else " (output gradient 1j)"
@@ -239,7 +242,43 @@ def gradcheck(
                                 f"finite differences give {want!r} (atol={atol}, rtol={rtol}, "
                                 f"eps={eps})"
                             )
-    return _zero_output_gradient_gives_zero(func, inputs, differentiable, raise_exception)
+    if not _zero_output_gradient_gives_zero(func, inputs, differentiable, raise_exception):
+        return False
+    nondet_tol = pytorch_options.get("nondet_tol", 0.0)
+    return _backward_is_reentrant(func, inputs, differentiable, nondet_tol, raise_exception)
+
+
+def _backward_is_reentrant(
+    func: Function,
+    inputs: Sequence[Any],
+    differentiable: list[int],
+    nondet_tol: float,
+    raise_exception: bool,
+) -> bool:
+    """Two backward passes of one graph with one output gradient must agree within
+    ``nondet_tol`` (PyTorch's reentrancy check): a rule that adds noise, or reads state
+    that its first pass changed, fails."""
+    outputs = [out for out in _outputs(func(*inputs)) if out.requires_grad]
+    if not outputs:
+        return True
+    wanted = [inputs[i] for i in differentiable]
+    ones = [_wrap(o._device.xp.ones_like(o._array), o._device, False, None) for o in outputs]
+    first, second = (
+        _read(list(grad(outputs, wanted, ones, retain_graph=True, allow_unused=True)))
+        for _ in range(2)
+    )
+    for index, a, b in zip(differentiable, first, second):
+        for j, (x, y) in enumerate(zip(a or (), b or ())):
+            if x != y and not abs(x - y) <= nondet_tol:
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"backward is not reentrant: two backward passes with one output gradient "
+                    f"give {x!r} and {y!r} for input {index} element {j} (nondet_tol="
+                    f"{nondet_tol}); for a rule that is nondeterministic, set nondet_tol to "
+                    "how far its passes may differ"
+                )
+    return True
 
 
 def _zero_output_gradient_gives_zero(
@@ -273,8 +312,9 @@ def _real_dtype(t: Tensor) -> Any:
     return float32 if t.dtype == complex64 else float64
 
 
-#: PyTorch's gradcheck options that change how it checks, not what passes: taken, and the
-#: whole Jacobian checked in reverse mode (what fast_mode=False does).
+#: PyTorch's gradcheck options, taken; but for ``nondet_tol`` (how far two backward passes
+#: may differ), they change how it checks, not what passes: the whole Jacobian is checked
+#: in reverse mode (what fast_mode=False does).
 _PYTORCH_OPTIONS = frozenset({
     "fast_mode", "nondet_tol", "check_undefined_grad", "check_grad_dtypes",
     "check_batched_grad", "check_batched_forward_grad", "check_forward_ad",
@@ -369,4 +409,5 @@ def gradgradcheck(
         atol=atol,
         rtol=rtol,
         raise_exception=raise_exception,
+        nondet_tol=pytorch_options.get("nondet_tol", 0.0),
     )

@@ -4,6 +4,7 @@ gradcheck."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -255,6 +256,71 @@ def test_gradcheck_catches_wrong_gradients() -> None:
     with pytest.raises(GradcheckError, match="input 0"):
         plugrad.autograd.gradcheck(WrongGradient.apply, (x,))
     assert not plugrad.autograd.gradcheck(WrongGradient.apply, (x,), raise_exception=False)
+
+
+class _NaNGradient(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return plugrad.where(g == 0, g, g * math.nan)
+
+
+class _HalfLog(plugrad.autograd.Function):
+    """log with a wrong rule; outside log's domain both sides of the check are NaN."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return plugrad.log(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / (2 * x)
+
+
+class _NoisyGradient(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2 * (1 + 1e-9 * plugrad.randn(*g.shape, dtype=g.dtype))
+
+
+@pytest.mark.parametrize(
+    "func, x",
+    [
+        (_NaNGradient.apply, (0.5, 1.5)),
+        (_HalfLog.apply, (-1.0, -2.0)),
+        (lambda t: t * math.nan, (0.5, 1.5)),  # a NaN value: NaN finite differences
+        (lambda t: t * math.inf, (0.5, 1.5)),
+    ],
+    ids=["nan-gradient", "wrong-rule-at-nan", "nan-output", "inf-output"],
+)
+def test_gradcheck_fails_on_nan_where_pytorchs_does(func, x) -> None:
+    # (a NaN compared as no mismatch: every one of these passed)
+    checks = [plugrad.autograd.gradcheck]
+    if func != _HalfLog.apply:  # (its first derivative, g / 2x, is differentiated right)
+        checks.append(plugrad.autograd.gradgradcheck)
+    for check in checks:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's, of the NaN made
+            assert not check(func, (f64(*x),), raise_exception=False), check.__name__
+    with pytest.raises(GradcheckError, match="mismatch"):
+        plugrad.autograd.gradcheck(func, (f64(*x),))
+
+
+def test_gradcheck_checks_that_backward_is_reentrant_within_nondet_tol() -> None:
+    x = f64(0.5, 1.5)
+    with pytest.raises(GradcheckError, match="not reentrant"):
+        plugrad.autograd.gradcheck(_NoisyGradient.apply, (x,))
+    assert not plugrad.autograd.gradgradcheck(_NoisyGradient.apply, (x,), raise_exception=False)
+    assert plugrad.autograd.gradcheck(_NoisyGradient.apply, (x,), nondet_tol=1e-6)
 
 
 def test_gradgradcheck_catches_wrong_second_derivatives() -> None:
