@@ -17,6 +17,7 @@ they are Tensors and the backward rules are recorded like any other ops.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections.abc import Sequence
@@ -46,7 +47,14 @@ from .node import Node as _Node
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_hooks import PostAccumulateGradHook, RetainGrad
 
-__all__ = ["backward", "grad", "queue_callback", "queue_failure_callback", "watch_gradient_ready"]
+__all__ = [
+    "backward",
+    "grad",
+    "queue_callback",
+    "queue_failure_callback",
+    "watch_backward_failures",
+    "watch_gradient_ready",
+]
 
 #: id(leaf) -> (weak reference to the leaf, callback); see watch_gradient_ready.
 _ready_callbacks: dict[int, tuple[weakref.ref[Tensor], Any]] = {}
@@ -93,6 +101,49 @@ def watch_gradient_ready(leaf: Tensor, callback: Any) -> _ReadyHandle:
     entry = (weakref.ref(leaf, forget), callback)
     _ready_callbacks[key] = entry
     return _ReadyHandle(key, entry)
+
+
+#: Callbacks of watch_backward_failures, by a key of their own.
+_failure_watchers: dict[int, Any] = {}
+_failure_watcher_keys = itertools.count()
+
+
+class _FailureWatch:
+    """Stops a :func:`watch_backward_failures` callback with ``remove()``."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def remove(self) -> None:
+        _failure_watchers.pop(self.key, None)
+
+
+def watch_backward_failures(callback: Any) -> _FailureWatch:
+    """Call ``callback()`` whenever an outermost ``backward()`` pass in this process raises,
+    before its error leaves it, until ``remove()``.
+
+    For code that expects a backward pass and cannot tell one that failed before it
+    reached its part of the graph (a hook on the loss raised) from one not yet run:
+    DistributedDataParallel then leaves the pass the other ranks wait in. Only a weak
+    reference to a bound method's object is kept.
+    """
+    key = next(_failure_watcher_keys)
+    if hasattr(callback, "__self__"):
+        method = weakref.WeakMethod(callback)
+
+        def call() -> None:
+            bound = method()
+            if bound is None:
+                _failure_watchers.pop(key, None)
+            else:
+                bound()
+
+        _failure_watchers[key] = call
+    else:
+        _failure_watchers[key] = callback
+    return _FailureWatch(key)
 
 
 class _PassState(threading.local):
@@ -210,6 +261,9 @@ def backward(
     except Exception:
         for callback in on_failure:
             callback()
+        if outer is None and _failure_watchers:
+            for watcher in list(_failure_watchers.values()):
+                watcher()
         raise
     finally:
         _state.enabled = previous

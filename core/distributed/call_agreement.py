@@ -7,7 +7,7 @@ what each called, instead of pairing unrelated transfers (or hanging).
 
 from __future__ import annotations
 
-from ..errors import ShapeError
+from ..errors import DistributedError, ShapeError
 from ..tensor import Tensor
 from .communicator import Communicator, ReduceOp
 
@@ -46,13 +46,20 @@ def describe(kind: str, tensor: Tensor) -> str:
 
 
 def agree(
-    communicator: Communicator, kind: str, tensor: Tensor | None, op: ReduceOp | None, root: int
+    communicator: Communicator,
+    kind: str,
+    tensor: Tensor | None,
+    op: ReduceOp | None,
+    root: int,
+    forwards: int = 0,
 ) -> None:
     """Raise on every rank, naming them, unless all ranks make this very call.
 
     ``tensor`` is None for a ``barrier``, which takes part too: it would otherwise pair
     with another rank's collective; for ``ddp_gradients``, the averaging of one
-    backward pass's gradients by DistributedDataParallel (``root``: its bucket count);
+    backward pass's gradients by DistributedDataParallel (``root``: its bucket count;
+    ``forwards``: the forward passes with gradients since its last averaging, so that a
+    rank whose backward failed before reaching the model is found out);
     and for ``ddp_buffers``, its broadcast of the buffers before a forward (``root``:
     how many). ``sync_batchnorm_statistics`` and ``sync_batchnorm_gradients`` are
     SyncBatchNorm's all-gather in forward and all-reduce in backward.
@@ -70,6 +77,7 @@ def agree(
         len(shape),
         *shape,
         *([-1] * (_MAX_DIMS - len(shape))),
+        forwards,
     )
     work = communicator.allgather_ints(signature)
     called = kind if tensor is None else describe(kind, tensor)
@@ -78,6 +86,15 @@ def agree(
     everyone = work.result
     if all(s == signature for s in everyone):
         return
+    if kind == "ddp_gradients" and all(s[:-1] == signature[:-1] for s in everyone):
+        counts = ", ".join(f"rank {r}: {s[-1]}" for r, s in enumerate(everyone))
+        raise DistributedError(
+            f"rank {communicator.rank}: the ranks ran different numbers of forward passes with "
+            f"gradients through DistributedDataParallel since it last averaged ({counts}): a "
+            "rank skipped the backward pass of a forward, or its backward raised, or it ran a "
+            "forward alone. Run forward passes that are not trained under plugrad.no_grad() "
+            "or through model.module"
+        )
 
     def say(s: tuple[int, ...]) -> str:
         if len(s) != len(signature) or not 0 <= s[0] < len(_KINDS) or not 0 <= s[4] <= _MAX_DIMS:
@@ -87,7 +104,10 @@ def agree(
         if _KINDS[s[0]] in ("barrier", "destroy_process_group"):
             return _KINDS[s[0]]
         if _KINDS[s[0]] == "ddp_gradients":
-            return f"DistributedDataParallel's averaging of gradients ({s[2]} buckets)"
+            return (
+                f"DistributedDataParallel's averaging of gradients ({s[2]} buckets) after "
+                f"{s[-1]} forward pass(es) with gradients"
+            )
         if _KINDS[s[0]] == "ddp_buffers":
             return f"DistributedDataParallel's broadcast of {s[2]} buffers from rank 0 (forward)"
         dims = tuple(d for d in s[5 : 5 + s[4]])

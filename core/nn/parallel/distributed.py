@@ -182,6 +182,10 @@ class DistributedDataParallel(Module):
         #: local wherever it runs (the hooks averaged every backward pass: a backward one
         #: rank ran alone paired with another rank's next pass).
         object.__setattr__(self, "_armed", False)
+        #: forward passes armed since the last averaging: the ranks compare them before
+        #: averaging, as a rank whose backward raised before reaching the model (a hook on
+        #: the loss) sent nothing, and its next pass would pair with the others' last one
+        object.__setattr__(self, "_forwards", 0)
         object.__setattr__(self, "_committed", 0)
         #: how many buckets, in order, this pass has sent
         object.__setattr__(self, "_launched", 0)
@@ -207,6 +211,7 @@ class DistributedDataParallel(Module):
                 ddp._grad_ready(param, gradient)
 
         handles += [_engine.watch_gradient_ready(p, grad_ready) for p in parameters]
+        handles.append(_engine.watch_backward_failures(self._backward_failed_before_joining))
         object.__setattr__(self, "_handles", handles)
 
     # -- construction ---------------------------------------------------------------------------
@@ -295,7 +300,8 @@ class DistributedDataParallel(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         self._check_previous_backward()
-        object.__setattr__(self, "_armed", self._sync and _grad_state.enabled)
+        armed = self._sync and _grad_state.enabled
+        object.__setattr__(self, "_armed", armed)
         if self.broadcast_buffers:
             buffers = [b for _, b in self.module.named_buffers()]
             if buffers:
@@ -304,7 +310,10 @@ class DistributedDataParallel(Module):
                 if dist.process_group._require().check_collectives:
                     agree(self._communicator, "ddp_buffers", None, None, len(buffers))
                 self._sync_from_rank0(self._communicator, buffers)
-        return self.module(*args, **kwargs)
+        output = self.module(*args, **kwargs)
+        if armed:  # (a forward that raised has no backward to count)
+            object.__setattr__(self, "_forwards", self._forwards + 1)
+        return output
 
     def _check_previous_backward(self) -> None:
         if any(b.pieces or b.work is not None for b in self._buckets):
@@ -330,6 +339,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_end_queued", False)
         object.__setattr__(self, "_left", False)
         object.__setattr__(self, "_armed", False)  # until the next forward
+        object.__setattr__(self, "_forwards", 0)
         self._absent.clear()
         self._grads_before.clear()
 
@@ -480,6 +490,15 @@ class DistributedDataParallel(Module):
             self._restore_grads()
             self._reset()
 
+    def _backward_failed_before_joining(self) -> None:
+        """A backward pass raised on this rank after a forward, before this model's first
+        gradient (a hook on the loss): leave the pass the other ranks wait in, as
+        :meth:`_leave_failed_pass` does; they raise, and the next pass pairs rightly."""
+        if not self._armed or self._end_queued:
+            return
+        object.__setattr__(self, "_end_queued", True)
+        self._leave_failed_pass()
+
     def _agree_on_this_backward(self) -> None:
         """Check, once per backward pass, that every rank averages gradients now.
 
@@ -491,7 +510,10 @@ class DistributedDataParallel(Module):
         """
         group = dist.process_group._require()
         if group.check_collectives:
-            agree(self._communicator, "ddp_gradients", None, None, len(self._buckets))
+            agree(
+                self._communicator, "ddp_gradients", None, None, len(self._buckets),
+                self._forwards,
+            )  # fmt: skip
 
     def _finish_backward(self) -> None:
         unfinished = [b for b in self._buckets if b.work is None]

@@ -590,9 +590,54 @@ def failed_pass(rank, size):
         model(batch).sum().backward()  # the next pass averages again
         for p, old in zip(model.parameters(), before):
             close(p.grad.numpy(), 2 * old, f"the pass after a failed one ({cap}, {failing})")
+    _failing_before_the_model(rank, size, batch)
+    _skipped_backward(rank, size, batch)
     x = plugrad.ones(2)
     dist.all_reduce(x)
     close(x.numpy(), [size, size], "all_reduce after the failed passes")
+
+
+def _failing_before_the_model(rank, size, batch):
+    """A backward raising before it reaches the model (a hook on the loss) sent nothing:
+    the other ranks' pass paired with its next one, averaging two batches' gradients."""
+    model = nn.parallel.DistributedDataParallel(make_model(5))
+    model(batch).sum().backward()
+    before = [p.grad.numpy().copy() for p in model.parameters()]
+    loss = model(batch).sum()
+    if rank == size - 1:
+        loss.register_hook(lambda grad: _FailingLayer._check(grad))
+        _FailingLayer.failing = True
+        try:
+            refused(loss.backward, RuntimeError, "on purpose")
+        finally:
+            _FailingLayer.failing = False
+    else:
+        refused(loss.backward, DistributedError, "another rank raised an error", "left as it was")
+    for p, old in zip(model.parameters(), before):
+        close(p.grad.numpy(), old, "a pass failed before the model leaves .grad", rtol=0)
+    model(batch).sum().backward()  # the next pass averages again, this batch's gradients
+    for p, old in zip(model.parameters(), before):
+        close(p.grad.numpy(), 2 * old, "the pass after one failed before the model")
+
+
+def _skipped_backward(rank, size, batch):
+    """A rank that skips the backward of a forward (a bad batch it leaves out alone) is
+    found out when the ranks compare their forward passes, rather than its next pass
+    pairing with the others' this one."""
+    model = nn.parallel.DistributedDataParallel(make_model(5))
+    model(batch).sum().backward()
+    before = [p.grad.numpy().copy() for p in model.parameters()]
+    if rank == 0:
+        model(batch)  # a forward with gradients whose backward never runs
+    refused(
+        lambda: model(batch).sum().backward(), DistributedError,
+        "different numbers of forward passes", "plugrad.no_grad()",
+    )  # fmt: skip
+    for p, old in zip(model.parameters(), before):
+        close(p.grad.numpy(), old, "a refused pass leaves .grad", rtol=0)
+    model(batch).sum().backward()
+    for p, old in zip(model.parameters(), before):
+        close(p.grad.numpy(), 2 * old, "the pass after a skipped backward was found")
 
 
 def progress(rank, size):
