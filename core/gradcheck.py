@@ -263,10 +263,10 @@ def _backward_is_reentrant(
         return True
     wanted = [inputs[i] for i in differentiable]
     ones = [_wrap(o._device.xp.ones_like(o._array), o._device, False, None) for o in outputs]
-    first, second = (
-        _read(list(grad(outputs, wanted, ones, retain_graph=True, allow_unused=True)))
-        for _ in range(2)
-    )
+    passes = [
+        list(grad(outputs, wanted, ones, retain_graph=True, allow_unused=True)) for _ in range(2)
+    ]
+    first, second = _read(passes)  # (read together: one computation on a lazy backend)
     for index, a, b in zip(differentiable, first, second):
         for j, (x, y) in enumerate(zip(a or (), b or ())):
             if x != y and not abs(x - y) <= nondet_tol:

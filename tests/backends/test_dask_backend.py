@@ -57,8 +57,9 @@ def test_gradcheck_reads_each_gradient_once_not_each_element() -> None:
     with Counted():
         assert plugrad.autograd.gradcheck(lambda t: plugrad.cumulative_sum(t * t, axis=0), (x,))
     # At most one computation per gradient, per column of differences and per set read
-    # together; read element by element, every entry of both n x n Jacobians was one (72).
-    assert Counted.runs <= 2 * n + 4, Counted.runs
+    # together, and a few for the two backward passes of the reentrancy check; read element
+    # by element, every entry of both n x n Jacobians was one (72).
+    assert Counted.runs <= 2 * n + 7, Counted.runs
 
 
 def test_mlp_gradients_match_numpy() -> None:
