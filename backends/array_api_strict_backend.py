@@ -15,6 +15,7 @@ import numpy as np
 from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
 from plugrad.backends.numpy_floating_point import WarningsOff
+from plugrad.creation import dlpack_exportable
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["ArrayApiStrictBackend", "plugrad_backends"]
@@ -98,7 +99,7 @@ class ArrayApiStrictBackend(Backend):
         return _DLPACK_CPU if device == self.namespace().Device(_FULL_DEVICES[0]) else None
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
-        return self.namespace().from_dlpack(obj)
+        return self.namespace().from_dlpack(dlpack_exportable(obj))
 
     def to_numpy(self, array: Any) -> np.ndarray:
         view = np.from_dlpack(array).view()

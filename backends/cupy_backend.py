@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.creation import dlpack_exportable
 from plugrad.errors import DeviceGraphError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
 
@@ -107,7 +108,7 @@ class CupyBackend(Backend):
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         with device:
-            return _cupy().from_dlpack(obj)
+            return _cupy().from_dlpack(dlpack_exportable(obj))
 
     def from_host(self, host: Any, device: Any) -> Any:
         with device:

@@ -23,6 +23,7 @@ import numpy as np
 
 from plugrad.backend import Backend, missing_library
 from plugrad.backends.numpy_backend import NumpyRandom
+from plugrad.creation import dlpack_exportable
 from plugrad.errors import IndexOutOfRangeError, LinAlgError
 from plugrad.hookspecs import hookimpl
 
@@ -320,7 +321,7 @@ class DaskBackend(Backend):
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         # Dask arrays have no DLPack: wrap the host memory as one chunk (no copy).
-        return _dask_array().from_array(np.from_dlpack(obj))
+        return _dask_array().from_array(np.from_dlpack(dlpack_exportable(obj)))
 
     def from_host(self, host: Any, device: Any) -> Any:
         host = np.array(host)
@@ -333,7 +334,12 @@ class DaskBackend(Backend):
 
     def to_numpy(self, array: Any) -> np.ndarray:
         with _linalg_errors_retold():
-            return np.asarray(array.compute())  # computes the task graph
+            computed = np.asarray(array.compute())  # computes the task graph
+        # A read-only view, as JAX's: a write would change a copy (or a chunk's memory,
+        # which compute may hand back as it is), never the tensor.
+        view = computed.view()
+        view.flags.writeable = False
+        return view
 
     def compute(self, arrays: Sequence[Any]) -> list[Any]:
         import dask

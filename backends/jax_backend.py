@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.creation import dlpack_exportable
 from plugrad.hookspecs import hookimpl
 
 __all__ = [
@@ -199,6 +200,7 @@ class JaxBackend(Backend):
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         jax = _jax()
+        obj = dlpack_exportable(obj)
         if device.platform == "cpu" or obj.__dlpack_device__()[0] in _DLPACK_HOST:
             # JAX would share a host buffer only where it is aligned, and would put a shared
             # one on a GPU later, asynchronously: a change of the NumPy (or torch:cpu) array

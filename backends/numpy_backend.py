@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend
+from plugrad.creation import dlpack_exportable
 from plugrad.hookspecs import hookimpl
 
 from . import numpy_namespace
@@ -74,6 +75,9 @@ class NumpyBackend(Backend):
 
     def dlpack_device(self, device: Any) -> tuple[int, int]:
         return (1, 0)  # kDLCPU
+
+    def from_dlpack(self, obj: Any, device: Any) -> Any:
+        return numpy_namespace.from_dlpack(dlpack_exportable(obj))
 
     def may_share_memory(self, array: Any, other: Any) -> bool:
         # A view's base is the array or the array's own base (NumPy collapses chains).

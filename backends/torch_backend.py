@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.creation import dlpack_exportable
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["TorchBackend", "TorchRandom", "plugrad_backends", "scatter_add"]
@@ -187,6 +188,7 @@ class TorchBackend(Backend):
 
     def from_dlpack(self, obj: Any, device: Any) -> Any:
         torch = _torch()
+        obj = dlpack_exportable(obj)
         if device.type == "cpu":
             host = np.from_dlpack(obj)
             if any(stride < 0 for stride in host.strides):

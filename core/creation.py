@@ -16,7 +16,7 @@ import math
 import operator
 from array import array as _python_array
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, cast
 
 from . import dtypes as _dtypes
 from . import registry
@@ -259,6 +259,8 @@ def _convert(
             target = source
     else:
         target = target_device(device, backend)
+    if source is not None and array is data and not source.backend.holds_host_data:
+        array = _values_of_foreign_array(array, source, target, dtype)
     native_dtype = None if dtype is None else target.native_dtype(dtype)
     xp = target.xp
     if native_dtype is not None and source is None and type(data) in (list, tuple, int):
@@ -449,11 +451,12 @@ def _check_host_dtype(data: Any, target: Device) -> None:
     try:
         host = registry.resolve_device("numpy")
         array = host.xp.asarray(data)
+    except Exception:  # the data cannot be read on the host either: the caller's error stands
+        return
+    try:
         dtype = host.dtype_of(array)
     except (KeyError, TypeError):
         _refuse_dtype(array.dtype, target)
-    except Exception:  # the data cannot be read on the host either: the caller's error stands
-        return
     target.native_dtype(dtype)  # a dtype the target lacks (float16 on some): a DtypeError
 
 
@@ -487,7 +490,105 @@ def _check_supported_dtype(array: Any, target: Device) -> None:
         _refuse_dtype(array.dtype, target)
 
 
-def _refuse_dtype(dtype: Any, target: Device) -> None:
+def _values_of_foreign_array(
+    array: Any, source: Device, target: Device, dtype: _dtypes.DType | None
+) -> Any:
+    """The values of ``array``, an array of ``source``'s library (not host data), as every
+    backend reads them.
+
+    A torch tensor that requires grad leaves torch's graph (``torch.tensor(t)`` detaches it
+    too; the torch backend would otherwise record torch's graph in every op), and one
+    with a lazy negative or conjugate bit gets its values (a copy): DLPack and NumPy
+    export the memory without the bit (``conj().imag`` came in negated). A dtype that
+    ``source`` has no plugrad dtype for (bfloat16) is converted to ``dtype`` there, or
+    refused, whatever the ``target`` (each library failed its own way).
+    """
+    if getattr(array, "requires_grad", False) is True:
+        array = array.detach()
+    array = resolve_lazy_bits(array)
+    try:
+        source.dtype_of(array)
+    except (KeyError, TypeError):
+        if dtype is None:
+            _refuse_dtype(array.dtype, target)
+        array = source.xp.astype(array, source.native_dtype(dtype))  # as torch.tensor(x, dtype=)
+    return array
+
+
+def resolve_lazy_bits(array: Any) -> Any:
+    """``array`` with PyTorch's lazy negative and conjugate bits applied (a copy where one
+    is set), else ``array`` itself: DLPack exports a torch tensor's memory without its
+    negative bit (the values come out negated) and refuses one with a conjugate bit.
+
+    Duck-typed (``is_neg``/``is_conj``), as the core imports no array library.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.creation import resolve_lazy_bits
+    >>> a = [1.0]
+    >>> resolve_lazy_bits(a) is a  # nothing lazy to apply
+    True
+    """
+    is_neg = getattr(array, "is_neg", None)
+    if is_neg is None:  # (not a torch tensor: the common case)
+        return array
+    if is_neg():
+        array = array.resolve_neg()
+    if array.is_conj():
+        array = array.resolve_conj()
+    return array
+
+
+def dlpack_exportable(array: Any) -> Any:
+    """``array`` (any library's) as a backend's ``from_dlpack`` can take it: lazy bits
+    applied (:func:`resolve_lazy_bits`), and a typed error for memory DLPack cannot carry:
+    a torch tensor that requires grad (torch refuses to export it), another byte order
+    (NumPy's ``>f8``), bfloat16 (no backend stores it). Each library refused these with
+    its own ``BufferError`` or ``RuntimeError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from plugrad.creation import dlpack_exportable
+    >>> a = np.zeros(2)
+    >>> dlpack_exportable(a) is a
+    True
+    """
+    if getattr(array, "requires_grad", False) is True:
+        raise BackwardError(
+            "from_dlpack() of a torch tensor that requires grad: torch does not export its "
+            "memory, which would leave torch's graph; pass x.detach() if that is meant"
+        )
+    dtype = getattr(array, "dtype", None)
+    if getattr(dtype, "isnative", True) is False:
+        order = "big" if getattr(dtype, "byteorder", "") == ">" else "little"
+        raise DtypeError(
+            f"memory of dtype {dtype} holds {order}-endian numbers, which DLPack cannot "
+            "carry (nor a backend store); a.astype(a.dtype.newbyteorder('=')) converts them"
+        )
+    if _is_bfloat16(dtype):
+        raise DtypeError(_BFLOAT16_REFUSAL)
+    return resolve_lazy_bits(array)
+
+
+_BFLOAT16_REFUSAL = (
+    "bfloat16 is not stored by plugrad's backends (it is not an Array API dtype); convert "
+    "it first, with x.float() for a torch tensor (x.astype('float32') for others)"
+)
+
+
+def _is_bfloat16(dtype: Any) -> bool:
+    # By name: torch's, and NumPy's from ml_dtypes (JAX's); the core imports neither library.
+    return dtype is not None and str(dtype) in ("torch.bfloat16", "bfloat16")
+
+
+def _refuse_dtype(dtype: Any, target: Device) -> NoReturn:
+    if _is_bfloat16(dtype):
+        raise DtypeError(
+            f"cannot make a tensor of dtype {dtype}: {_BFLOAT16_REFUSAL}, or pass "
+            "dtype=plugrad.float32"
+        ) from None
     supported = ", ".join(sorted({d.name for d in target._dtype_from_native.values()}))
     raise DtypeError(
         f"cannot make a tensor of dtype {dtype} on {target}: tensors hold numbers "

@@ -86,7 +86,8 @@ def _numpy(self: Tensor, *, force: bool = False) -> Any:
     As in PyTorch, on the NumPy backend and on ``torch:cpu`` a change made
     through either one shows in the other. A write through NumPy is invisible to the version
     counter, so a backward pass that saved this tensor cannot detect it.
-    Other backends copy to the host. A tensor that requires grad is
+    Other backends copy to the host; the JAX, Dask and array-api-strict ones give
+    a read-only array (a write to it could not reach the tensor). A tensor that requires grad is
     refused, as in PyTorch, and so is ``numpy.asarray`` of it: the array
     would leave the graph without a word; ``x.detach().numpy()`` or
     ``x.numpy(force=True)`` (PyTorch's) says that this is meant.
