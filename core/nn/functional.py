@@ -4927,9 +4927,8 @@ def _fractional_output_size(
     ratios = output_ratio if isinstance(output_ratio, tuple | list) else (output_ratio,) * nd
     if nd == 2 and len(ratios) == 1:
         ratios = tuple(ratios) * 2
-    if len(ratios) != nd or not all(
-        isinstance(r, numbers.Real) and not isinstance(r, bool) and 0 < r < 1 for r in ratios
-    ):
+    numbers_given = all(isinstance(r, numbers.Real) and not isinstance(r, bool) for r in ratios)
+    if len(ratios) != nd or not numbers_given or not all(0 < float(r) < 1 for r in ratios):
         raise InvalidArgumentError(
             f"{function}(): output_ratio must be a number or {nd} numbers strictly between "
             f"0 and 1, got {output_ratio!r}"
@@ -4983,10 +4982,10 @@ def _fractional_max_pool(
     spatial = tuple(input.shape[-nd:])
     # PyTorch's bound: windows at distinct starts, and in 3-D (its check) one more element.
     extra = 1 if nd == 3 else 0
-    for axis, size, k, o in zip(_SPATIAL[nd], spatial, kernel, out):
+    for axis_name, size, k, o in zip(_SPATIAL[nd], spatial, kernel, out):
         if o + k - 1 + extra > size:
             raise ShapeError(
-                f"{function}(): {o} windows of {k} along {axis} need at least "
+                f"{function}(): {o} windows of {k} along {axis_name} need at least "
                 f"{o + k - 1 + extra} elements, the input has {size}; use a smaller "
                 "output_size or kernel_size"
             )
@@ -5035,13 +5034,13 @@ def _fractional_max_pool(
         last_nan = (width - 1) - _ops.argmax(_ops.flip(nan, axis=-1), axis=-1, keepdims=True)
         first_max = _ops.argmax(gathered, axis=-1, keepdims=True)
         choice = _ops.where(_ops.max(nan, axis=-1, keepdims=True) > 0, last_nan, first_max)
-    shape = (*input.shape[:-nd], *out)
+    out_shape = (*input.shape[:-nd], *out)
     # (the gradient reaches each chosen element through the two gathers)
-    values = _ops.reshape(_ops.take_along_axis(gathered, choice, axis=-1), shape)
+    values = _ops.reshape(_ops.take_along_axis(gathered, choice, axis=-1), out_shape)
     if not return_indices:
         return values
     with no_grad():
-        indices = _ops.reshape(_ops.take_along_axis(flat, choice, axis=-1), shape)
+        indices = _ops.reshape(_ops.take_along_axis(flat, choice, axis=-1), out_shape)
     return values, indices
 
 
