@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 import pluggy
 
@@ -60,6 +61,7 @@ from .plugin_validation import (
 __all__ = [
     "find_op",
     "load",
+    "on_rebuild",
     "op_names",
     "register_plugin",
     "scoped_default_device",
@@ -69,6 +71,15 @@ __all__ += _activation.__all__
 
 
 # -- loading ----------------------------------------------------------------------------
+
+#: Called with no arguments after every rebuild of the tables (see :func:`on_rebuild`).
+_rebuild_listeners: list[Callable[[], None]] = []
+
+
+def on_rebuild(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` whenever a plugin's registration changes the op and kernel tables
+    (compiled plans, made over the old ones, are forgotten)."""
+    _rebuild_listeners.append(listener)
 
 
 def load() -> None:
@@ -210,6 +221,8 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
     _graph.op_owner = op_owner
     _anomaly.op_plugin = _state.op_owners.get
     _checking.sync_rules(ops, op_owner)
+    for listener in _rebuild_listeners:
+        listener()
 
 
 def _refresh_checks() -> None:

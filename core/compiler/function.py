@@ -511,7 +511,8 @@ _instances: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
 
 
 def _forget_every_plan(*_: Any) -> None:
-    """Anomaly mode switched, or the default dtype changed: plans made before are stale."""
+    """Anomaly mode switched, the default dtype changed, or a plugin changed the op and
+    kernel tables: plans made before are stale."""
     for function in list(_instances):
         function.cache_clear()
 
@@ -542,6 +543,7 @@ def _hooks_entered() -> None:
 
 _saved_tensor_hooks.on_enter(_hooks_entered)
 _dtypes.on_default_change(_forget_every_plan)
+_registry.on_rebuild(_forget_every_plan)
 
 
 #: Python's scalars: a binding to one is guarded by its type and value, not its identity
@@ -1330,7 +1332,7 @@ def _describe(value: Any, leaves: list[Tensor], where: Any) -> Any:
     if kind.__module__ == "numpy" and hasattr(value, "dtype") and value.dtype.kind in "fc":
         # NumPy's float32 and float16 scalars, as their bits
         return (kind, value.tobytes())
-    if kind.__eq__ is not object.__eq__ and hasattr(value, "__dict__"):
+    if getattr(kind, "__eq__", None) is not object.__eq__ and hasattr(value, "__dict__"):
         # An object with attributes whose class says when two are equal: the plan's guards
         # read the attributes of the one it captured, and an equal one may hold others.
         return (kind, _Same(value))

@@ -189,3 +189,44 @@ def test_checking_mode_says_when_it_cannot_check_a_plans_passes(registered):
         compiled(x)  # the optimizer made its state: captured again
         with pytest.warns(CompileWarning, match="cannot check the plan passes.*step counts"):
             compiled(x)
+
+
+def _ops_plugin(ops=(), kernels=()):
+    namespace = types.SimpleNamespace()
+    namespace.plugrad_ops = hookimpl(lambda: list(ops))
+    namespace.plugrad_kernels = hookimpl(lambda: list(kernels))
+    return namespace
+
+
+def _scaling_op(k):
+    from plugrad.opdef import op
+
+    return op("scaled_for_plans", lambda xp, x, /: x * k, vjp=lambda xp, g, ans, x: g * k)
+
+
+def test_a_registration_that_changes_the_tables_forgets_every_plan(registered):
+    # (plans replayed the old op and the old kernel after a plugin was registered again)
+    from plugrad.kerneldef import kernel
+
+    name = registered(_ops_plugin([_scaling_op(2.0)]), "plans_v1")
+    scaled = plugrad.compile(lambda x: plugrad.ops.scaled_for_plans(x).sum())
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(3):
+        assert scaled(x).item() == 6.0
+    plugrad.plugins.unregister(name)
+    with pytest.raises(AttributeError, match="scaled_for_plans"):  # the op is gone
+        scaled(x)
+    registered(_ops_plugin([_scaling_op(3.0)]), "plans_v2")
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(3):
+        x.grad = None
+        out = scaled(x)
+        out.backward()
+        assert out.item() == 9.0 and x.grad.tolist() == [3.0, 3.0]
+    exp_sum = plugrad.compile(lambda x: plugrad.exp(x).sum())
+    zeros = plugrad.zeros(2)
+    for _ in range(3):
+        assert exp_sum(zeros).item() == 2.0
+    five = kernel("exp", backend="numpy", fn=lambda xp, x, /: xp.exp(x) * 0 + 5)
+    registered(_ops_plugin(kernels=[five]), "plans_exp_override")
+    assert exp_sum(zeros).item() == plugrad.exp(zeros).sum().item() == 10.0
