@@ -594,6 +594,10 @@ def _uncompiled_call(module: Any, *args: Any, **kwargs: Any) -> Any:
 _module._compile_calls = compile_module_calls
 
 
+#: The methods of an autograd.Function subclass that its apply runs (or a capture records).
+_FUNCTION_METHODS = ("forward", "setup_context", "backward", "vjp", "jvp")
+
+
 def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[Any, Any, Any], ...]:
     """The global names, closure cells and defaults ``fn``'s own code reads, with what they
     hold now, and the attributes it may read of the objects it reaches.
@@ -673,6 +677,19 @@ def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[A
                 seen.add(id(helper))
                 if _is_the_programs(helper):
                     functions.append((helper, depth + 1))
+            elif isinstance(helper, type) and issubclass(helper, Function):
+                # Fn.apply(x) runs the class's forward (and backward, captured with the
+                # plan): the names their code reads are the program's too.
+                for method in _FUNCTION_METHODS:
+                    code_of = getattr(helper, method, None)
+                    code_of = getattr(code_of, "__func__", code_of)
+                    if (
+                        isinstance(code_of, types.FunctionType)
+                        and id(code_of) not in seen
+                        and _is_the_programs(code_of)
+                    ):
+                        seen.add(id(code_of))
+                        functions.append((code_of, depth + 1))
     roots = [owner] if owner is not None else []
     roots += [value for _, _, value in found]
     roots += [value for value in objects if not isinstance(value, _NOT_STATE)]

@@ -329,3 +329,42 @@ def test_one_tensor_as_two_parameters_grads():
         assert a.grad is b.grad is shared
         grads.append(shared.tolist())
     assert grads[0] == grads[1] == [12.0] * 3
+
+
+_FUNCTION_SCALE = 1.0
+_FUNCTION_SETTINGS = {"shift": 0.0}
+
+
+class _ScaleByGlobal(plugrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * _FUNCTION_SCALE + _FUNCTION_SETTINGS["shift"]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * _FUNCTION_SCALE
+
+
+def test_the_globals_a_custom_functions_forward_and_backward_read_are_guarded():
+    # (Fn.apply's forward and backward were no part of what the plan guarded: the
+    # capture's values replayed)
+    global _FUNCTION_SCALE
+
+    def step(x):
+        return _ScaleByGlobal.apply(x).sum()
+
+    compiled = plugrad.compile(step)
+    try:
+        for scale, shift in ((1.0, 0.0), (1.0, 0.0), (7.0, 0.0), (7.0, 0.0), (7.0, 2.0)):
+            _FUNCTION_SCALE = scale
+            _FUNCTION_SETTINGS["shift"] = shift
+            grads = []
+            for function in (compiled, step):
+                x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+                out = function(x)
+                out.backward()
+                grads.append((out.item(), x.grad.tolist()))
+            assert grads[0] == grads[1], (scale, shift)
+    finally:
+        _FUNCTION_SCALE = 1.0
+        _FUNCTION_SETTINGS["shift"] = 0.0
