@@ -11,7 +11,13 @@ from . import anomaly as _anomaly
 from . import saved_tensor_hooks as _saved_tensor_hooks
 from .dispatch import saved_version
 from .engine import note_borrowed
-from .errors import ArgumentError, BackwardError, FunctionBackwardError, GraphFreedError
+from .errors import (
+    ArgumentError,
+    BackwardError,
+    FunctionBackwardError,
+    GraphFreedError,
+    NotSupportedError,
+)
 from .grad_mode import _state
 from .graph import Node, check_versions, output_edge
 from .tensor import Tensor, _object_new, _wrap
@@ -59,6 +65,9 @@ class FunctionCtx(Node):
         self._dirty: tuple[Tensor, ...] = ()
         self._materialize_grads = True
         self.needs_input_grad: tuple[bool, ...] = ()
+        #: How many arguments apply() received (fewer than the inputs where setup_context's
+        #: binding filled defaults in); for the error on a wrong count of gradients.
+        self._n_received = 0
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Save tensors (inputs or outputs of ``forward``) for use in ``backward``."""
@@ -151,11 +160,7 @@ class FunctionCtx(Node):
             result = (result,)
         n_inputs = len(self._edges)
         if len(result) < n_inputs or any(r is not None for r in result[n_inputs:]):
-            raise FunctionBackwardError(
-                f"{function.__name__}.backward returned {len(result)} gradient(s), but apply() "
-                f"received {n_inputs} argument(s); return one gradient per argument of forward "
-                "(None for arguments that need none)"
-            )
+            raise self._count_error(len(result))
         out: list[Any] = []
         for index, (g, edge, meta) in enumerate(zip(result, self._edges, self._input_meta)):
             if meta is None and g is not None:
@@ -171,6 +176,23 @@ class FunctionCtx(Node):
                 g = self._undifferentiated(index, g, grads)
             out.append(g)
         return tuple(out)
+
+    def _count_error(self, n_grads: int) -> FunctionBackwardError:
+        name = self._function.__name__
+        n_inputs = len(self._edges)
+        if n_inputs != self._n_received:
+            # As PyTorch: with setup_context, forward's defaults are bound in and count.
+            inputs = (
+                f"{self._n_received} argument(s), which with forward's defaults filled in (as "
+                f"for every Function with setup_context) make {n_inputs} inputs"
+            )
+        else:
+            inputs = f"{n_inputs} argument(s)"
+        return FunctionBackwardError(
+            f"{name}.backward returned {n_grads} gradient(s), but {name}.apply() received "
+            f"{inputs}; return one gradient per input (None for one that needs none); "
+            "gradients beyond them may only be None"
+        )
 
     def _undifferentiated(self, index: int, grad: Tensor, grads: tuple[Any, ...]) -> Tensor:
         """A gradient recorded from nothing (computed under no_grad, or on raw arrays) while
@@ -256,14 +278,20 @@ class Function:
     ``backward(ctx, *grad_outputs)``, and call it with ``MyFunction.apply(*args)``.
     ``forward`` runs without recording (use any plugrad ops, or ``x.array`` with
     the backend namespace). ``backward`` gets one gradient per output of
-    ``forward`` and returns one gradient per argument of ``forward``
-    (``None`` where none is needed). If ``backward`` is written with plugrad
-    ops, ``create_graph=True`` differentiates through it.
+    ``forward`` and returns one gradient per argument given to ``apply``
+    (``None`` where none is needed; further gradients may only be ``None``), as
+    PyTorch counts them: parameters left to their defaults take none. If
+    ``backward`` is written with plugrad ops, ``create_graph=True`` differentiates
+    through it. Forward-mode products (:func:`plugrad.func.jvp`, ``jacfwd``) are
+    computed from ``backward`` too: a ``jvp`` staticmethod is not called.
 
     PyTorch's other style works too: ``forward(*args)`` without ``ctx``, and a
     static ``setup_context(ctx, inputs, output)`` that saves what ``backward``
     needs (``inputs`` is the tuple of arguments, ``output`` what ``forward``
-    returned); it runs right after ``forward``, also without recording.
+    returned); it runs right after ``forward``, also without recording. As in
+    PyTorch, ``apply`` then binds ``forward``'s defaults in first: ``inputs``,
+    ``ctx.needs_input_grad`` and the gradients ``backward`` returns count every
+    parameter of ``forward``.
 
     Examples
     --------
@@ -302,10 +330,11 @@ class Function:
         cls._ctx_type = type(f"{cls.__name__}Backward", (FunctionCtx,), {"_function": cls})
         #: Whether forward takes no ctx and setup_context fills it (PyTorch's newer style).
         cls._sets_up_context = cls.setup_context is not Function.setup_context
-        #: Whether forward has parameters with defaults: apply() then binds them, so that
-        #: setup_context's inputs and backward's gradients count every parameter.
+        #: Whether apply() binds forward's defaults in, as PyTorch's does with setup_context
+        #: only: its inputs and backward's gradients then count every parameter. A forward
+        #: taking ctx fills its defaults itself, and only arguments given count.
         cls._forward_signature = inspect.signature(cls.forward)
-        cls._forward_binds = any(
+        cls._forward_binds = cls._sets_up_context and any(
             p.default is not p.empty and p.kind is not p.KEYWORD_ONLY
             for p in cls._forward_signature.parameters.values()
         )
@@ -328,7 +357,15 @@ class Function:
         (summed back to the argument's, as PyTorch does); None for an argument that
         needs none.
         """
-        raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
+        # Reached when a subclass defines none; ctx names it.
+        function = getattr(ctx, "_function", None)
+        name = "this Function" if function is None else function.__name__
+        jvp = " (its jvp staticmethod is not called)" if hasattr(function, "jvp") else ""
+        raise NotSupportedError(
+            f"{name} defines no backward staticmethod, and plugrad differentiates a Function "
+            "through its backward alone: forward-mode products (plugrad.func.jvp, jacfwd) are "
+            f"computed from backward too{jvp}; define backward(ctx, *grad_outputs)"
+        )
 
     @staticmethod
     def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> None:
@@ -345,15 +382,19 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` and, if any argument requires grad, record it for backward.
 
-        Arguments may be given by keyword and left to their defaults, as in PyTorch: they
-        are bound to ``forward``'s parameters first, in order (``setup_context``'s
-        ``inputs`` hold every one, and ``backward`` returns a gradient for each).
+        Arguments may be given by keyword and left to their defaults, as in PyTorch.
+        ``backward`` returns a gradient for each argument given (a keyword one in its
+        parameter's place), and ``ctx.needs_input_grad`` holds one entry for each; with
+        ``setup_context``, ``forward``'s defaults are bound in first and count too
+        (``setup_context``'s ``inputs`` hold every parameter).
         """
         if cls is Function:
             raise ArgumentError("call apply() on a subclass of Function, not on Function itself")
+        n_received = len(args) + len(kwargs)
         if kwargs or cls._forward_binds:
             args = _bound(cls, args, kwargs)
         ctx = cls._ctx_type()
+        ctx._n_received = n_received
         recording = _state.enabled
         # Whether each input requires grad, also under no_grad, as PyTorch's (a forward
         # that branches on it computes the same either way).
@@ -419,19 +460,40 @@ def _output(o: Tensor, args: tuple[Any, ...], differentiable: bool, edge: Any) -
 
 
 def _bound(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """``args`` and ``kwargs`` as ``forward``'s parameters in order, defaults filled in."""
+    """``args`` and ``kwargs`` as ``forward``'s parameters in order; with setup_context,
+    every parameter, defaults filled in (as PyTorch's), else those given only."""
     signature = cls._forward_signature
     leading = () if cls._sets_up_context else (None,)  # the ctx, given by apply itself
     try:
         bound = signature.bind(*leading, *args, **kwargs)
     except TypeError as exc:
         raise ArgumentError(f"{cls.__name__}.apply(): {exc} (forward{signature})") from None
-    if bound.kwargs:
+    parameters = signature.parameters
+    keyword_only = [
+        n
+        for n in bound.kwargs
+        if n not in parameters or parameters[n].kind is inspect.Parameter.KEYWORD_ONLY
+    ]  # (a name not among them is one for **kwargs)
+    if keyword_only:
         raise ArgumentError(
-            f"{cls.__name__}.apply() got {', '.join(bound.kwargs)} for keyword-only parameters "
-            "of forward, which apply() passes in order only; make them positional"
+            f"{cls.__name__}.apply() got {', '.join(keyword_only)} for keyword-only parameters "
+            "of forward (or its **kwargs), which apply() passes in order only; make them "
+            "positional"
         )
-    bound.apply_defaults()
+    if bound.kwargs and not cls._sets_up_context:
+        # A parameter left out before one given by keyword: filling its default in would
+        # count an argument apply() never got (PyTorch refuses this call too).
+        names = list(parameters)
+        between = names[len(bound.args) : max(names.index(n) for n in bound.kwargs)]
+        given = ", ".join(bound.kwargs)
+        missing = ", ".join(n for n in between if n not in kwargs)
+        raise ArgumentError(
+            f"{cls.__name__}.apply() got {given} by keyword but not forward's earlier "
+            f"parameter(s) {missing}; pass {missing} too (backward returns one gradient per "
+            "argument given, in forward's order)"
+        )
+    if cls._sets_up_context:
+        bound.apply_defaults()
     return tuple(bound.args)[len(leading) :]
 
 
