@@ -50,10 +50,13 @@ from . import (  # noqa: F401
 )
 from . import count_draws as _count_draws
 from . import dtype_functions as _dtype_functions
+from . import function_generation as _function_generation
 from . import low_rank as _low_rank
 from . import pytorch_complex_names as _pytorch_complex_names
 from . import pytorch_linalg_names as _pytorch_linalg_names
 from . import pytorch_tensor_methods as _pytorch_tensor_methods
+from . import pytorch_toplevel_nn as _pytorch_toplevel_nn
+from . import pytorch_toplevel_utils as _pytorch_toplevel_utils
 from . import short_time_fourier as _short_time_fourier
 from . import view_scatter as _view_scatter
 from . import windows as _windows
@@ -125,11 +128,10 @@ from .memory_formats import (
 )
 
 # PyTorch's torch.softmax, torch.relu, torch.conv2d, ...: the nn functions (the ops are
-# plugrad.ops.<name>), those whose arguments are torch.nn.functional's (torch.batch_norm,
-# torch.embedding, torch.instance_norm and the losses take others: left out).
+# plugrad.ops.<name>) whose arguments are torch.nn.functional's; those that take others
+# (torch.batch_norm, torch.embedding, the losses, torch.dropout) are pytorch_toplevel_nn's.
 from .nn.functional import (
     adaptive_avg_pool1d,
-    alpha_dropout,
     avg_pool1d,
     bilinear,
     celu,
@@ -142,11 +144,7 @@ from .nn.functional import (
     conv_transpose2d,
     conv_transpose3d,
     cosine_similarity,
-    dropout,
-    feature_alpha_dropout,
-    group_norm,
     hardshrink,
-    layer_norm,
     log_softmax,
     logsumexp,
     max_pool1d,
@@ -232,6 +230,8 @@ from .pytorch_names import (
     vander,
 )
 from .pytorch_tensor_methods import *  # noqa: F403  (its __all__ is part of ours)
+from .pytorch_toplevel_nn import *  # noqa: F403  (its __all__ is part of ours)
+from .pytorch_toplevel_utils import *  # noqa: F403  (its __all__ is part of ours)
 from .random import (
     Generator,
     bernoulli,
@@ -365,7 +365,6 @@ __all__ = [
     "sigmoid",
     "softmax",
     "adaptive_avg_pool1d",
-    "alpha_dropout",
     "avg_pool1d",
     "bilinear",
     "celu",
@@ -375,11 +374,7 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "cosine_similarity",
-    "dropout",
-    "feature_alpha_dropout",
-    "group_norm",
     "hardshrink",
-    "layer_norm",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
@@ -498,11 +493,15 @@ __all__ += _low_rank.__all__
 __all__ += _pytorch_complex_names.__all__
 __all__ += _pytorch_linalg_names.__all__
 __all__ += _pytorch_tensor_methods.__all__
+__all__ += _pytorch_toplevel_nn.__all__
+__all__ += _pytorch_toplevel_utils.__all__
 __all__ += _short_time_fourier.__all__
 __all__ += _view_scatter.__all__
 __all__ += _windows.__all__
 # The built-in op functions installed here; a name already public (the fft module) is listed once.
 __all__ += [name for name in _registry.op_names() if name in globals() and name not in __all__]
+# PyTorch's top-level in-place functions made from the ops' in-place methods (plugrad.exp_).
+__all__ += [name for name in _function_generation.top_level_in_place() if name not in __all__]
 
 # PyTorch's short dtype names (plugrad.float is plugrad.float32, ...). Not in __all__:
 # a star import must not shadow Python's float and int.

@@ -30,12 +30,24 @@ def abs(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Absolute value ``|x|`` element-wise (complex: the modulus); gradient 0 at 0."""
 
 
+def abs_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.abs`: ``plugrad.abs_(x, ...)`` is ``x.abs_(...)``."""
+
+
 def acos(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse cosine element-wise; the gradient is infinite at ``x = ±1``."""
 
 
+def acos_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.acos`: ``plugrad.acos_(x, ...)`` is ``x.acos_(...)``."""
+
+
 def acosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1)."""
+
+
+def acosh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.acosh`: ``plugrad.acosh_(x, ...)`` is ``x.acosh_(...)``."""
 
 
 def add(x1: TensorLike, x2: TensorLike, /, *, alpha: Any = ..., out: Any = ...) -> Tensor:
@@ -62,6 +74,10 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ..., 
     """PyTorch's ``addmv(input, mat, vec, *, beta=1, alpha=1)``."""
 
 
+def addmv_(input: Tensor, mat: Any, vec: Any, *, beta: Any = ..., alpha: Any = ...) -> Tensor:
+    """In-place :meth:`Tensor.addmv`: ``plugrad.addmv_(x, ...)`` is ``x.addmv_(...)``."""
+
+
 def all(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Test whether all elements along ``axis`` are true (non-zero)."""
 
@@ -82,6 +98,30 @@ def any(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ...
     """Test whether any element along ``axis`` is true (non-zero)."""
 
 
+def arccos_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.arccos`: ``plugrad.arccos_(x, ...)`` is ``x.arccos_(...)``."""
+
+
+def arccosh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.arccosh`: ``plugrad.arccosh_(x, ...)`` is ``x.arccosh_(...)``."""
+
+
+def arcsin_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.arcsin`: ``plugrad.arcsin_(x, ...)`` is ``x.arcsin_(...)``."""
+
+
+def arcsinh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.arcsinh`: ``plugrad.arcsinh_(x, ...)`` is ``x.arcsinh_(...)``."""
+
+
+def arctan_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.arctan`: ``plugrad.arctan_(x, ...)`` is ``x.arctan_(...)``."""
+
+
+def arctanh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.arctanh`: ``plugrad.arctanh_(x, ...)`` is ``x.arctanh_(...)``."""
+
+
 def argmax(x: TensorLike, /, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., out: Any = ...) -> Tensor:
     """Index of the (first) maximum along ``axis`` (of the flattened tensor by default)."""
 
@@ -98,8 +138,16 @@ def asin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse sine element-wise; the gradient is infinite at ``x = ±1``."""
 
 
+def asin_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.asin`: ``plugrad.asin_(x, ...)`` is ``x.asin_(...)``."""
+
+
 def asinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic sine element-wise."""
+
+
+def asinh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.asinh`: ``plugrad.asinh_(x, ...)`` is ``x.asinh_(...)``."""
 
 
 def astype(x: TensorLike, dtype: DType | None, /, *, copy: bool = ..., device: Any = ..., out: Any = ...) -> Tensor:
@@ -114,8 +162,16 @@ def atan2(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Angle of the point ``(x2, x1)`` in radians, element-wise (``atan(x1 / x2)`` by quadrant)."""
 
 
+def atan_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.atan`: ``plugrad.atan_(x, ...)`` is ``x.atan_(...)``."""
+
+
 def atanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Inverse hyperbolic tangent element-wise (``-1 < x < 1``)."""
+
+
+def atanh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.atanh`: ``plugrad.atanh_(x, ...)`` is ``x.atanh_(...)``."""
 
 
 def atleast_1d(*tensors: Any) -> Any:
@@ -178,6 +234,10 @@ def ceil(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round up element-wise."""
 
 
+def ceil_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.ceil`: ``plugrad.ceil_(x, ...)`` is ``x.ceil_(...)``."""
+
+
 def chunk(x: TensorLike, chunks: int, dim: int = ...) -> tuple[Any, ...]:
     """PyTorch's ``x.chunk(chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
 
@@ -186,16 +246,32 @@ def clamp(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None
     """PyTorch's ``clamp``, which needs a bound (the standard's ``clip(x)`` copies ``x``)."""
 
 
+def clamp_(input: Tensor, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    """In-place :meth:`Tensor.clamp`: ``plugrad.clamp_(x, ...)`` is ``x.clamp_(...)``."""
+
+
 def clamp_max(x: TensorLike, max: TensorLike, *, out: Any = ...) -> Any:
     """PyTorch's ``clamp_max(x, max)``: ``clamp(x, max=max)``."""
+
+
+def clamp_max_(input: Tensor, max: TensorLike) -> Tensor:
+    """In-place :meth:`Tensor.clamp_max`: ``plugrad.clamp_max_(x, ...)`` is ``x.clamp_max_(...)``."""
 
 
 def clamp_min(x: TensorLike, min: TensorLike, *, out: Any = ...) -> Any:
     """PyTorch's ``clamp_min(x, min)``: ``clamp(x, min=min)``."""
 
 
+def clamp_min_(input: Tensor, min: TensorLike) -> Tensor:
+    """In-place :meth:`Tensor.clamp_min`: ``plugrad.clamp_min_(x, ...)`` is ``x.clamp_min_(...)``."""
+
+
 def clip(x: TensorLike, /, min: TensorLike | None = ..., max: TensorLike | None = ..., *, out: Any = ...) -> Tensor:
     """Clamp ``x`` to ``[min, max]`` element-wise; ``min``/``max`` are scalars, tensors or None."""
+
+
+def clip_(input: Tensor, min: TensorLike | None = ..., max: TensorLike | None = ...) -> Tensor:
+    """In-place :meth:`Tensor.clip`: ``plugrad.clip_(x, ...)`` is ``x.clip_(...)``."""
 
 
 def column_stack(tensors: Any, *, out: Any = ...) -> Any:
@@ -218,8 +294,16 @@ def cos(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Cosine element-wise (radians)."""
 
 
+def cos_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.cos`: ``plugrad.cos_(x, ...)`` is ``x.cos_(...)``."""
+
+
 def cosh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic cosine element-wise."""
+
+
+def cosh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.cosh`: ``plugrad.cosh_(x, ...)`` is ``x.cosh_(...)``."""
 
 
 def count_nonzero(x: TensorLike, /, dim: Any = ..., *, axis: Any = ..., keepdims: bool = ..., keepdim: Any = ..., out: Any = ...) -> Any:
@@ -258,6 +342,10 @@ def deg2rad(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Degrees to radians element-wise (PyTorch's)."""
 
 
+def deg2rad_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.deg2rad`: ``plugrad.deg2rad_(x, ...)`` is ``x.deg2rad_(...)``."""
+
+
 def diag(x: TensorLike, diagonal: int = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
 
@@ -290,6 +378,14 @@ def equal(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Compare ``x1 == x2`` element-wise, broadcasting; a bool tensor."""
 
 
+def erf_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.erf`: ``plugrad.erf_(x, ...)`` is ``x.erf_(...)``."""
+
+
+def erfc_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.erfc`: ``plugrad.erfc_(x, ...)`` is ``x.erfc_(...)``."""
+
+
 def exp(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Exponential ``e ** x`` element-wise."""
 
@@ -298,12 +394,28 @@ def exp2(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``2 ** x`` element-wise (PyTorch's)."""
 
 
+def exp2_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.exp2`: ``plugrad.exp2_(x, ...)`` is ``x.exp2_(...)``."""
+
+
+def exp_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.exp`: ``plugrad.exp_(x, ...)`` is ``x.exp_(...)``."""
+
+
 def expand_dims(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Tensor:
     """Insert a size-1 axis at position ``axis`` (an int, or a tuple of them)."""
 
 
 def expm1(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``exp(x) - 1`` element-wise, accurate for small ``x``."""
+
+
+def expm1_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.expm1`: ``plugrad.expm1_(x, ...)`` is ``x.expm1_(...)``."""
+
+
+def fix_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.fix`: ``plugrad.fix_(x, ...)`` is ``x.fix_(...)``."""
 
 
 def flatten(x: TensorLike, start_dim: int = ..., end_dim: int = ...) -> Any:
@@ -330,6 +442,10 @@ def floor(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round down element-wise."""
 
 
+def floor_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.floor`: ``plugrad.floor_(x, ...)`` is ``x.floor_(...)``."""
+
+
 def floor_divide(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``floor(x1 / x2)`` element-wise, broadcasting (Python's ``//``)."""
 
@@ -350,12 +466,20 @@ def frac(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """The fractional part ``x - trunc(x)`` element-wise, signed like ``x`` (PyTorch's)."""
 
 
+def frac_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.frac`: ``plugrad.frac_(x, ...)`` is ``x.frac_(...)``."""
+
+
 def gather(x: TensorLike, dim: int, index: Any, *, sparse_grad: bool = ..., out: Any = ...) -> Any:
     """PyTorch's ``x.gather(dim, index)``: ``out[..., i, ...] = x[..., index[..., i, ...], ...]``."""
 
 
 def gcd(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Greatest common divisor of integer tensors element-wise (0 for 0, 0)."""
+
+
+def gcd_(input: Tensor, other: Any) -> Tensor:
+    """In-place :meth:`Tensor.gcd`: ``plugrad.gcd_(x, ...)`` is ``x.gcd_(...)``."""
 
 
 def getitem(x: TensorLike, /, key: Any, *, out: Any = ...) -> Tensor:
@@ -414,6 +538,10 @@ def lcm(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Least common multiple of integer tensors element-wise (0 with a 0)."""
 
 
+def lcm_(input: Tensor, other: Any) -> Tensor:
+    """In-place :meth:`Tensor.lcm`: ``plugrad.lcm_(x, ...)`` is ``x.lcm_(...)``."""
+
+
 def lerp(x: TensorLike, end: TensorLike, weight: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``x + weight * (end - x)`` element-wise, broadcasting (PyTorch's)."""
 
@@ -434,12 +562,28 @@ def log10(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Base-10 logarithm element-wise."""
 
 
+def log10_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.log10`: ``plugrad.log10_(x, ...)`` is ``x.log10_(...)``."""
+
+
 def log1p(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``log(1 + x)`` element-wise, accurate for small ``x``."""
 
 
+def log1p_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.log1p`: ``plugrad.log1p_(x, ...)`` is ``x.log1p_(...)``."""
+
+
 def log2(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Base-2 logarithm element-wise."""
+
+
+def log2_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.log2`: ``plugrad.log2_(x, ...)`` is ``x.log2_(...)``."""
+
+
+def log_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.log`: ``plugrad.log_(x, ...)`` is ``x.log_(...)``."""
 
 
 def logaddexp(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -468,6 +612,10 @@ def logical_xor(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
 
 def logit(x: TensorLike, /, eps: float | None = ..., *, out: Any = ...) -> Tensor:
     """``log(x / (1 - x))`` element-wise, ``x`` first clamped to ``[eps, 1 - eps]`` when ``eps`` is given (PyTorch's)."""
+
+
+def logit_(input: Tensor, eps: float | None = ...) -> Tensor:
+    """In-place :meth:`Tensor.logit`: ``plugrad.logit_(x, ...)`` is ``x.logit_(...)``."""
 
 
 def masked_select(x: TensorLike, mask: Any, *, out: Any = ...) -> Any:
@@ -530,6 +678,10 @@ def nan_to_num(x: Any, nan: float = ..., posinf: float | None = ..., neginf: flo
     """PyTorch's ``nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN and infinities replaced."""
 
 
+def nan_to_num_(input: Tensor, nan: float = ..., posinf: float | None = ..., neginf: float | None = ...) -> Tensor:
+    """In-place :meth:`Tensor.nan_to_num`: ``plugrad.nan_to_num_(x, ...)`` is ``x.nan_to_num_(...)``."""
+
+
 def nanmean(x: TensorLike, dim: Any = ..., keepdim: bool = ..., *, dtype: DType | None = ..., out: Any = ...) -> Any:
     """PyTorch's ``nanmean(x, dim=None, keepdim=False, *, dtype=None)``: the mean of the non-NaN."""
 
@@ -550,8 +702,16 @@ def narrow_copy(x: TensorLike, dim: int, start: Any, length: int, *, out: Any = 
     """PyTorch's ``x.narrow_copy(dim, start, length)``: :func:`narrow`'s elements, copied."""
 
 
+def neg_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.neg`: ``plugrad.neg_(x, ...)`` is ``x.neg_(...)``."""
+
+
 def negative(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Negate ``-x`` element-wise."""
+
+
+def negative_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.negative`: ``plugrad.negative_(x, ...)`` is ``x.negative_(...)``."""
 
 
 def nextafter(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -594,6 +754,10 @@ def rad2deg(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Radians to degrees element-wise (PyTorch's)."""
 
 
+def rad2deg_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.rad2deg`: ``plugrad.rad2deg_(x, ...)`` is ``x.rad2deg_(...)``."""
+
+
 def ravel(x: TensorLike) -> Any:
     """PyTorch's ``x.ravel()``: the elements in row-major order, as a contiguous 1-d tensor (a view of a contiguous tensor, else a copy; ``x[:, ::2].ravel()`` is a copy)."""
 
@@ -604,6 +768,10 @@ def real(x: TensorLike, /) -> Tensor:
 
 def reciprocal(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Reciprocal ``1 / x`` element-wise."""
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.reciprocal`: ``plugrad.reciprocal_(x, ...)`` is ``x.reciprocal_(...)``."""
 
 
 def remainder(x1: TensorLike, x2: TensorLike, /, *, out: Any = ...) -> Tensor:
@@ -634,12 +802,20 @@ def round(x: TensorLike, /, *, decimals: Any = ..., out: Any = ...) -> Any:
     """Round to the nearest integer element-wise, halves to even (PyTorch's ``decimals=``: to that many decimal places)."""
 
 
+def round_(input: Tensor, *, decimals: int = ...) -> Tensor:
+    """In-place :meth:`Tensor.round`: ``plugrad.round_(x, ...)`` is ``x.round_(...)``."""
+
+
 def row_stack(tensors: Any, *, out: Any = ...) -> Any:
     """PyTorch's ``vstack(tensors)``: join along axis 0, 0-D and 1-D tensors as rows."""
 
 
 def rsqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Reciprocal square root ``1 / sqrt(x)`` element-wise (PyTorch's)."""
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.rsqrt`: ``plugrad.rsqrt_(x, ...)`` is ``x.rsqrt_(...)``."""
 
 
 def scatter_add(values: TensorLike, /, dim: Any = ..., index: Any = ..., src: Any = ..., *, key: Any = ..., shape: tuple[int, ...] = ..., out: Any = ...) -> Any:
@@ -666,6 +842,10 @@ def setitem(x: TensorLike, value: TensorLike, /, key: Any, *, out: Any = ...) ->
     """A copy of ``x`` with ``x[key] = value``; what ``x[key] = value`` records."""
 
 
+def sigmoid_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.sigmoid`: ``plugrad.sigmoid_(x, ...)`` is ``x.sigmoid_(...)``."""
+
+
 def sign(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Sign of ``x`` element-wise: -1, 0 or 1 (``x / |x|`` for complex)."""
 
@@ -678,12 +858,24 @@ def sin(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Sine element-wise (radians)."""
 
 
+def sin_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.sin`: ``plugrad.sin_(x, ...)`` is ``x.sin_(...)``."""
+
+
 def sinc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``sin(pi x) / (pi x)`` element-wise, 1 at 0 (PyTorch's)."""
 
 
+def sinc_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.sinc`: ``plugrad.sinc_(x, ...)`` is ``x.sinc_(...)``."""
+
+
 def sinh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic sine element-wise."""
+
+
+def sinh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.sinh`: ``plugrad.sinh_(x, ...)`` is ``x.sinh_(...)``."""
 
 
 def sort(x: TensorLike, /, dim: Any = ..., descending: bool = ..., *, axis: int = ..., stable: bool = ..., out: Any = ...) -> Any:
@@ -702,8 +894,16 @@ def sqrt(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Square root element-wise (``nan`` below 0 for real inputs; infinite gradient at 0)."""
 
 
+def sqrt_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.sqrt`: ``plugrad.sqrt_(x, ...)`` is ``x.sqrt_(...)``."""
+
+
 def square(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Square ``x * x`` element-wise."""
+
+
+def square_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.square`: ``plugrad.square_(x, ...)`` is ``x.square_(...)``."""
 
 
 def squeeze(x: TensorLike, /, axis: Any = ..., *, dim: Any = ...) -> Any:
@@ -754,8 +954,16 @@ def tan(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Tangent element-wise (radians)."""
 
 
+def tan_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.tan`: ``plugrad.tan_(x, ...)`` is ``x.tan_(...)``."""
+
+
 def tanh(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Hyperbolic tangent element-wise."""
+
+
+def tanh_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.tanh`: ``plugrad.tanh_(x, ...)`` is ``x.tanh_(...)``."""
 
 
 def tensor_split(x: TensorLike, indices_or_sections: Any = ..., dim: int = ..., *, sections: Any = ..., indices: Any = ...) -> tuple[Any, ...]:
@@ -788,6 +996,10 @@ def triu(x: TensorLike, /, diagonal: Any = ..., *, k: int = ..., out: Any = ...)
 
 def trunc(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Round towards zero element-wise."""
+
+
+def trunc_(input: Tensor) -> Tensor:
+    """In-place :meth:`Tensor.trunc`: ``plugrad.trunc_(x, ...)`` is ``x.trunc_(...)``."""
 
 
 def unflatten(x: TensorLike, dim: int, sizes: Any) -> Any:
@@ -852,6 +1064,10 @@ def where(condition: TensorLike, x1: TensorLike | None = ..., x2: TensorLike | N
 
 def xlogy(x: TensorLike, y: TensorLike, /, *, out: Any = ...) -> Tensor:
     """``x * log(y)`` element-wise, 0 where ``x == 0`` unless ``y`` is NaN (PyTorch's)."""
+
+
+def xlogy_(input: Tensor, other: Any) -> Tensor:
+    """In-place :meth:`Tensor.xlogy`: ``plugrad.xlogy_(x, ...)`` is ``x.xlogy_(...)``."""
 
 
 # Other names of the functions above.

@@ -90,6 +90,73 @@ def install_methods(methods: dict[str, str]) -> None:
     }
     for name, function in _state.methods.items():
         setattr(Tensor, name, function)
+    _install_top_level_in_place()
+
+
+#: PyTorch's top-level in-place functions (``torch.sigmoid_(x)`` is ``x.sigmoid_()``) that an
+#: op's in-place method provides; listed because PyTorch offers them for some ops only
+#: (``torch.exp_`` exists, ``torch.add_`` does not). An op that gains one of these methods gets
+#: the function too.
+TOP_LEVEL_IN_PLACE = frozenset({
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_",
+    "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_", "ldexp_",
+    "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_",
+})  # fmt: skip
+#: The top-level in-place functions installed, by name, to remove them when their op goes.
+_top_level_in_place: dict[str, Callable[..., Any]] = {}
+
+
+def _install_top_level_in_place() -> None:
+    """Install ``plugrad.<name>_`` for the in-place methods of :data:`TOP_LEVEL_IN_PLACE`.
+
+    A name the namespace already has from elsewhere (``relu_``, of nn.functional) keeps it.
+    """
+    namespace = sys.modules["plugrad"]
+    for name, function in _top_level_in_place.items():
+        if namespace.__dict__.get(name) is function:
+            delattr(namespace, name)
+    made = {}
+    for name in sorted(TOP_LEVEL_IN_PLACE & _state.methods.keys()):
+        method = _state.methods[name]
+        if getattr(method, "__wrapped__", None) is None or hasattr(namespace, name):
+            continue  # not an in-place form an op made, or a name with another owner
+        made[name] = _top_level_function(name, method)
+        setattr(namespace, name, made[name])
+    _top_level_in_place.clear()
+    _top_level_in_place.update(made)
+
+
+def _top_level_function(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``plugrad.<name>(input, ...)``: ``input.<name>(...)``, as PyTorch's ``torch.<name>``."""
+
+    def function(input: Tensor, *args: Any, **params: Any) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise ArgumentError(
+                f"{name}() changes a tensor in place, so input must be a Tensor, "
+                f"not {type(input).__name__}; for a new result, call {name[:-1]}() instead"
+            )
+        return method(input, *args, **params)
+
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = "plugrad"
+    function.__doc__ = (
+        f"In-place :meth:`Tensor.{name[:-1]}`: ``plugrad.{name}(x, ...)`` is ``x.{name}(...)``."
+    )
+    first, *rest = inspect.signature(method).parameters.values()
+    kind = first.kind
+    if all(p.kind is not p.POSITIONAL_ONLY for p in rest):
+        kind = first.POSITIONAL_OR_KEYWORD  # torch.sigmoid_(input=x), as PyTorch
+    function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [first.replace(name="input", kind=kind, annotation="Tensor"), *rest],
+        return_annotation="Tensor",
+    )
+    function.__op__ = method.__op__  # type: ignore[attr-defined]
+    function.__wrapped__ = method  # type: ignore[attr-defined]
+    return function
 
 
 def _in_place_method(name: str, method: str) -> Callable[..., Any]:
@@ -797,3 +864,8 @@ def _make_function(
     if op.namespace or method:
         function.__qualname__ = f"Tensor.{op.name}" if method else op.name
     return function
+
+
+def top_level_in_place() -> tuple[str, ...]:
+    """The names of the top-level in-place functions installed (see :data:`TOP_LEVEL_IN_PLACE`)."""
+    return tuple(sorted(_top_level_in_place))
