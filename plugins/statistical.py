@@ -467,16 +467,23 @@ def _past_the_count(xp: Any, spread: Any, x: Any, axis: Any, keepdims: bool) -> 
     return xp.where(biased > 0, xp.asarray(math.inf, dtype=biased.dtype), math.nan)
 
 
+def _at_or_past_the_count(x: Any, axis: Any, correction: Any) -> bool:
+    try:
+        return bool(correction) and not _degrees_of_freedom(x, axis, correction)
+    except IndexError:  # an axis out of range: the kernel's own error tells
+        return False
+
+
 @half_in_float32
 def _var(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
-    if correction and not _degrees_of_freedom(x, axis, correction):
+    if _at_or_past_the_count(x, axis, correction):
         return _past_the_count(xp, xp.var, x, axis, keepdims)
     return xp.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
 @half_in_float32
 def _std(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
-    if correction and not _degrees_of_freedom(x, axis, correction):
+    if _at_or_past_the_count(x, axis, correction):
         return _past_the_count(xp, xp.std, x, axis, keepdims)
     return xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
