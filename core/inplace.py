@@ -678,6 +678,14 @@ class AliasChangedNode(Node):
 def _refuse_view_made_without_grad(target: Tensor, name: str) -> None:
     """Refuse an in-place change, outside no_grad, of a view taken under no_grad of a tensor
     that requires grad, as PyTorch does: whether autograd should see it is ambiguous."""
+    # Where no tensor the view chain leads up to requires grad (each view holds the tensor
+    # it was made from), nothing can be refused: the family's members are not read, whose
+    # number (rows = list(x), then rows[i].add_(1)) made each change cost them all.
+    viewed = getattr(target, "_view_base", None)
+    while viewed is not None and not viewed._requires_grad:
+        viewed = getattr(viewed, "_view_base", None)
+    if viewed is None:
+        return
     # Up the chain of views to the first that requires grad: a view of a view (diagonal's
     # is one) made under no_grad requires grad no more than the view between.
     made_from = {id(member): (source, key) for member, source, key in memory_links(target)}
