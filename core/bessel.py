@@ -533,10 +533,11 @@ def _finite_at_zero(x: Tensor, limit: float, value: Callable[[Tensor], Tensor]) 
 
 
 def _elementwise(
-    name: str, kernel: Callable[[Tensor], Tensor], slope: Callable[[Tensor, Tensor], Tensor]
+    name: str, kernel: Callable[[Tensor], Tensor], slope: Callable[[Tensor, Tensor | None], Tensor]
 ) -> type[Function]:
     """A Function computing ``kernel`` in float64 (where there is one), with derivative
-    ``slope(x, y)`` at ``x`` where it took the value ``y`` (made of differentiable ops)."""
+    ``slope(x, y)`` at ``x`` where it took the value ``y`` (made of differentiable ops;
+    ``y`` is None where ``x`` was narrower: the slope is then computed at ``x`` in float64)."""
 
     def forward(ctx: FunctionCtx, *args: Any) -> Tensor:
         (x,) = args
@@ -547,7 +548,13 @@ def _elementwise(
     def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> Tensor:
         (grad,), (x, y) = grad_outputs, ctx.saved_tensors
         assert x is not None and y is not None
-        return grad * slope(x, y)
+        wide = widened(x)
+        if wide.dtype == x.dtype:
+            return grad * slope(x, y)
+        # A narrower x: the slope in float64, rounded once (in float32 I1's I0 - I1/x was
+        # inf - inf = NaN at 100). Without y: its rounding was all of K0e's y - K1e, 2e-4
+        # of the slope at 1e4.
+        return grad * narrowed(slope(wide, None), x.dtype)
 
     return type(name, (Function,), {
         "forward": staticmethod(forward), "backward": staticmethod(backward),
@@ -557,7 +564,9 @@ def _elementwise(
 
 _I0 = _elementwise("I0", lambda x: _modified_i(x, 0, False), lambda x, y: i1(x))
 _I0E = _elementwise(
-    "I0e", lambda x: _modified_i(x, 0, True), lambda x, y: i1e(x) - _ops.sign(x) * y
+    "I0e",
+    lambda x: _modified_i(x, 0, True),
+    lambda x, y: i1e(x) - _ops.sign(x) * (i0e(x) if y is None else y),
 )
 #: Below this |x|, I1's slope ``I0(x) - I1(x)/x`` comes from its series: the difference
 #: loses its x**2 term to rounding near 0, and with it the second derivative (3x/8 there):
@@ -596,7 +605,9 @@ _K1 = _elementwise(
     ),
 )
 _K0E = _elementwise(
-    "K0e", lambda x: _modified_k(x, 0, True), lambda x, y: y - scaled_modified_bessel_k1(x)
+    "K0e",
+    lambda x: _modified_k(x, 0, True),
+    lambda x, y: (scaled_modified_bessel_k0(x) if y is None else y) - scaled_modified_bessel_k1(x),
 )
 _K1E = _elementwise(
     "K1e",

@@ -6,12 +6,13 @@ power series of ``P`` where ``x < a + 1`` and Legendre's continued fraction of `
 elsewhere, each summed until every element has converged (about ``sqrt(a)`` terms);
 from shape 1000 on by Temme's uniform asymptotic expansion, a sum of fixed length
 (``a = 1e12`` took two minutes by the series). Each is computed where it is the
-smaller of the two, and the other as 1 less it. The series and the fraction carry
-their derivative in ``a`` along (forward mode, term by term), the uniform expansion
-has one in closed form: they give the derivative of ``P`` in ``a`` and the one a
-gamma sample needs for reparameterized gradients: ``dz/da`` at a fixed probability,
-``-(dP/da) / density(z)`` (from shape 1000 on, the expansion's ratio in closed form: within
-5e-16 of mpmath's up to ``a = 1e10``, 3e-15 however far in the tails).
+smaller of the two, and the other as 1 less it (below shape 1, where the series' side
+holds small ``Q`` too, ``Q`` is computed itself there, from ``1/gamma(1 + a) - 1``).
+The series and the fraction carry their derivative in ``a`` along (forward mode, term
+by term), the uniform expansion has one in closed form: they give the derivative of
+``P`` in ``a`` and the one a gamma sample needs for reparameterized gradients: ``dz/da``
+at a fixed probability, ``-(dP/da) / density(z)`` (from shape 1000 on, the expansion's
+ratio in closed form: within 5e-16 of mpmath's up to ``a = 1e10``, 3e-15 however far in the tails).
 Computed in float64 where the device has it; against mpmath, the smaller of ``P`` and
 ``Q`` is within 1e-14 relative from ``a = 1e3`` to ``1e15`` (``|x - a|`` up to
 ``50 sqrt(a)``, values down to 1e-307) and within 1e-13 below. Everything here is
@@ -544,6 +545,42 @@ def _split(
     return uniform, a_large, x_large, *_regions(a_small, x_small, far_tail)
 
 
+#: ``1/gamma(1 + a) - 1 = sum over k >= 1 of c_k a**k`` (mpmath's Taylor coefficients of
+#: ``rgamma(1 + a)``, lowest first): to 1e-18 for ``|a| <= 1``.
+_RECIPROCAL_GAMMA = (
+    0.5772156649015329, -0.6558780715202539, -0.04200263503409524, 0.16653861138229148,
+    -0.04219773455554433, -0.009621971527876973, 0.0072189432466631, -0.0011651675918590652,
+    -0.00021524167411495098, 0.0001280502823881162, -2.013485478078824e-05,
+    -1.2504934821426706e-06, 1.133027231981696e-06, -2.056338416977607e-07,
+    6.116095104481416e-09, 5.002007644469223e-09, -1.18127457048702e-09,
+    1.0434267116911005e-10, 7.782263439905071e-12, -3.696805618642206e-12,
+    5.100370287454476e-13, -2.0583260535665066e-14, -5.348122539423018e-15,
+    1.2267786282382608e-15, -1.1812593016974588e-16, 1.1866922547516004e-18,
+    1.4123806553180319e-18,
+)  # fmt: skip
+#: Terms of ``sum (-x)**n / (n! (a + n))`` for ``x < 2``: the last is below 1e-19.
+_SMALL_SHAPE_TERMS = 26
+
+
+def _small_shape_upper(a: Tensor, x: Tensor) -> Tensor:
+    """``Q(a, x)`` itself for ``0 < a < 1`` and ``x < a + 1``, where ``1 - P`` cancelled.
+
+    ``gamma(a, x) = x**a / a (1 + a T)``, ``T = sum over n >= 1 of (-x)**n / (n! (a + n))``,
+    so ``Q = 1 - x**a (1 + a T) / gamma(1 + a) = -s - r (m + a (m + 1) T)`` with
+    ``r = 1/gamma(1 + a) = 1 + s`` and ``m = x**a - 1`` (``expm1``): each part is of the
+    order of ``a``, as ``Q`` (``a E1(x)`` as ``a`` goes to 0), not of 1.
+    """
+    s = zeros_like(a)
+    for c in reversed(_RECIPROCAL_GAMMA):
+        s = (s + c) * a
+    m = _ops.expm1(a * _ops.log(x))
+    term, total = ones_like(x), zeros_like(x)
+    for n in range(1, _SMALL_SHAPE_TERMS + 1):
+        term = term * (-x / n)
+        total = total + term / (a + n)
+    return -s - (1 + s) * (m + a * (m + 1) * total)
+
+
 def _regularized(a: Tensor, x: Tensor, lower: bool) -> Tensor:
     with no_grad():
         a, x, dtype = _widened(a, x)
@@ -554,6 +591,15 @@ def _regularized(a: Tensor, x: Tensor, lower: bool) -> Tensor:
         q = _prefactor(a_safe, x_fraction, 0) / fraction
         # Each is computed where it is small, and the other one from it.
         value = _ops.where(by_series, p, 1 - q) if lower else _ops.where(by_series, 1 - p, q)
+        # Below shape 1 the series' side holds small Q too (a = 1e-20, x = 0.5: Q = 5.6e-21,
+        # where 1 - P gave 2.2e-16 and, elsewhere, -2.2e-16): there it is computed itself.
+        small_shape = by_series & (a_safe < 1)
+        if bool(_ops.any(small_shape)):
+            direct = _small_shape_upper(
+                _ops.where(small_shape, a_safe, 0.5), _ops.where(small_shape, x_series, 0.5)
+            )
+            small_shape &= direct <= 0.5
+            value = _ops.where(small_shape, 1 - direct if lower else direct, value)
         large = _uniform(a_large, x_large, derivative=False)[0 if lower else 1]
         value = _ops.where(uniform, large, value)
         special, special_value = _special_values(a, x, lower)

@@ -10,8 +10,10 @@ every order exist.
   and 2; float64 to about 1e-15 relative.
 - ``digamma`` and ``polygamma``: shifted up past a threshold by the recurrence
   ``psi(x + 1) = psi(x) + 1/x`` (differentiated for ``polygamma``), then the
-  asymptotic series with seven Bernoulli terms; below 1/2 the reflection
-  formula, whose derivatives of ``cot`` are polynomials in ``cot``.
+  asymptotic series with seven Bernoulli terms; below 1/2 (``polygamma``: below
+  0) the reflection formula, whose derivatives of ``cot`` are polynomials in
+  ``cot`` (taken from ``x - round(x)``). ``polygamma`` sums in the scale of
+  ``n! / x**(n+1)``, so no factorial nor power overflows before the result does.
 - ``erfinv``: an approximation good to 2e-3, then three Halley steps on
   ``erf`` (``erfc`` in the tails, where ``1 - |y|`` is exact).
 
@@ -129,66 +131,163 @@ def _cot_derivative(n: int) -> tuple[int, ...]:
     return tuple(poly)
 
 
-def _polygamma_series(xp: Any, n: int, y: Any) -> Any:
-    """psi^(n)(y) for y at least the threshold, by the asymptotic series."""
+def _digamma_series(xp: Any, y: Any) -> Any:
+    """psi(y) for y at least the threshold, by the asymptotic series."""
     inverse = 1.0 / y
-    if n == 0:
-        total, power = xp.log(y) - 0.5 * inverse, inverse * inverse
-        square = power
-        for term in _BERNOULLI:
-            total = total - term * power
-            power = power * square
-        return total
-    # (-1)^(n+1) [(n-1)!/y^n + n!/(2 y^(n+1)) + sum B_2k (2k+n-1)!/((2k)! y^(2k+n))]
-    power = inverse**n
-    total = math.factorial(n - 1) * power + math.factorial(n) * 0.5 * power * inverse
-    square = inverse * inverse
-    power = power * square
-    for k, term in enumerate(_BERNOULLI, start=1):
-        coefficient = term * 2 * k * math.factorial(2 * k + n - 1) / math.factorial(2 * k)
-        total = total + coefficient * power
+    total, power = xp.log(y) - 0.5 * inverse, inverse * inverse
+    square = power
+    for term in _BERNOULLI:
+        total = total - term * power
         power = power * square
-    return total if n % 2 else -total
+    return total
 
 
-#: From the second derivative on, arguments above this are shifted up rather than
-#: reflected: the reflection cancels digits there (1e-6 relative at n = 10, x = -2.5).
-_SHIFTED_FROM = -20.0
+def _cot_pi(xp: Any, r: Any) -> Any:
+    """``cot(pi r)`` for ``0 < |r| <= 1/2``, exactly 0 at ``r = +-1/2``: beyond 1/4 as
+    ``-tan(pi (r -+ 1/2))``, whose argument is exact (``cos(pi/2)`` is 6e-17, not 0, and the
+    derivatives of ``cot`` multiply it by up to ``n!``)."""
+    near_half = xp.abs(r) > 0.25
+    tangent = xp.tan(math.pi * xp.where(near_half, r - 0.5 * xp.sign(r), r))
+    return xp.where(near_half, -tangent, 1.0 / tangent)
 
 
-def _polygamma_values(xp: Any, n: int, x: Any) -> Any:
-    small = x < (0.5 if n < 2 else _SHIFTED_FROM)
+def _digamma_values(xp: Any, x: Any) -> Any:
+    small = x < 0.5
     y = xp.where(small, 1.0 - x, x)
     infinite = xp.isinf(y)
     y = xp.where(infinite, _ASYMPTOTIC_FROM, y)
-    # Shift up: psi^(n)(y) = psi^(n)(y + 1) - (-1)^(n+1) n! / y^(n+1) (-1/y for digamma).
-    threshold = _ASYMPTOTIC_FROM + n
-    sign = 1.0 if n % 2 else -1.0
-    factor = sign * math.factorial(n)
+    # Shift up: psi(y) = psi(y + 1) - 1/y.
     shifts = 0.0
-    for _ in range(int(threshold) + (0 if n < 2 else 1 - int(_SHIFTED_FROM))):
-        below = y < threshold
+    for _ in range(int(_ASYMPTOTIC_FROM)):
+        below = y < _ASYMPTOTIC_FROM
         safe = xp.where(y == 0.0, 1.0, y)  # a pole, whose value is set apart (no warning)
-        term = factor / safe ** (n + 1) if n else -1.0 / safe
-        shifts = shifts + xp.where(below, term, 0.0)
+        shifts = shifts + xp.where(below, -1.0 / safe, 0.0)
         y = xp.where(below, y + 1.0, y)
-    value = _polygamma_series(xp, n, y) + shifts
-    if n == 0:
-        value = xp.where(infinite, math.inf, value)
-    else:
-        value = xp.where(infinite, 0.0 if n % 2 else -0.0, value)
-    # Reflection: psi^(n)(x) = (-1)^n psi^(n)(1 - x) - pi^(n+1) cot^(n)(pi x).
+    value = xp.where(infinite, math.inf, _digamma_series(xp, y) + shifts)
+    # Reflection: psi(x) = psi(1 - x) - pi cot(pi x).
     fraction = _distance_to_integer(xp, x)
     pole = fraction == 0
-    angle = math.pi * xp.where(pole, 0.25, fraction)
-    cot = xp.cos(angle) / xp.sin(angle)
+    reflected = value - math.pi * _cot_pi(xp, xp.where(pole, 0.25, fraction))
+    return xp.where(pole & (x <= 0), _pole_value(0, x), xp.where(small, reflected, value))
+
+
+#: The largest n whose n! is a finite float64.
+_FACTORIAL_FITS = 170
+_LOG_MAX = math.log(1.7976931348623157e308)
+
+
+def _factorial_over_power(xp: Any, n: int, z: Any, s: Any) -> Any:
+    """``n! / z**(n+1) * s`` for ``z > 0`` and ``s >= 0``: inf where it overflows, 0 where
+    it underflows, with no overflow on the way (nor its warning). Each part as such where
+    they fit (a few ulps), else by its logarithm (``|log|`` ulps, up to 700)."""
+    log_z = xp.log(z)
+    log_scale = math.lgamma(n + 1) - (n + 1) * log_z
+    log_total = log_scale + xp.log(xp.where(s > 0, s, 1.0))
+    big = log_total > _LOG_MAX
+    value = xp.where(big, math.inf, xp.exp(xp.where(big, 0.0, log_total)))
+    if n <= _FACTORIAL_FITS:
+        factorial = float(math.factorial(n))
+        above = z >= 1.0
+        # z >= 1: n! (s / z) / z**n (s / z is at most 2); below: n! / z**(n+1), at most
+        # the result, times s.
+        fits = xp.where(
+            above,
+            n * log_z < 700.0,
+            ((n + 1) * -log_z < 700.0) & (log_scale < 709.0) & (log_total < 709.0),
+        )
+        zf = xp.where(fits, z, 1.0)
+        direct = xp.where(above, factorial * (s / zf) / zf**n, factorial / zf ** (n + 1) * s)
+        value = xp.where(fits, direct, value)
+    return xp.where(s > 0, value, 0.0)
+
+
+@functools.cache
+def _asymptotic_coefficients(n: int) -> tuple[float, ...]:
+    """``B_2k (2k+n-1)! / ((2k)! n!)``, k = 1..7: psi^(n)(y) is ``(-1)**(n+1) n!/y**(n+1)``
+    times ``y/n + 1/2 + sum of these / y**(2k-1)``."""
+    return tuple(
+        term * math.comb(n + 2 * k - 1, 2 * k - 1) for k, term in enumerate(_BERNOULLI, start=1)
+    )
+
+
+def _positive_sum(xp: Any, n: int, y0: Any) -> Any:
+    """``S`` with ``psi^(n)(y0) = (-1)**(n+1) n!/y0**(n+1) S`` (``n >= 1``, ``y0 > 0``).
+
+    ``S = sum of (y0 / (y0 + k))**(n+1)`` until ``y0 + k`` reaches the threshold, then
+    the asymptotic series there, in the same scale: no factorial nor power of ``y0``
+    is formed (n! overflowed from n = 171, its ratios to (2k)! from n = 158).
+    """
+    threshold = _ASYMPTOTIC_FROM + n
+    y, total = y0, 0.0
+    for _ in range(int(threshold) + 1):
+        below = y < threshold
+        total = total + xp.where(below, (y0 / y) ** (n + 1), 0.0)
+        y = xp.where(below, y + 1.0, y)
+    square, series = 1.0 / (y * y), 0.0
+    for coefficient in reversed(_asymptotic_coefficients(n)):
+        series = (series + coefficient) * square
+    return total + (y0 / y) ** (n + 1) * (y / n + 0.5 + series * y)
+
+
+@functools.cache
+def _cot_derivative_scaled(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The magnitudes of the coefficients of :func:`_cot_derivative` over n!, as
+    polynomials in ``cot**2`` (from the lowest power of ``cot``, which is ``(n+1) % 2``)
+    and in ``cot**-2`` (from the highest, ``n+1``), each highest degree first."""
     poly = _cot_derivative(n)
-    cot_derivative = poly[-1] * 1.0
-    for coefficient in reversed(poly[:-1]):
-        cot_derivative = cot_derivative * cot + coefficient
-    reflected = (1.0 if n % 2 == 0 else -1.0) * value - math.pi ** (n + 1) * cot_derivative
-    at_pole = _pole_value(n, x)
-    return xp.where(pole & (x <= 0), at_pole, xp.where(small, reflected, value))
+    factorial = math.factorial(n)
+    low = [abs(c) / factorial for c in poly[(n + 1) % 2 :: 2]]
+    return tuple(reversed(low)), tuple(low)
+
+
+def _reflection_term(xp: Any, n: int, r: Any) -> Any:
+    """``pi**(n+1) cot^(n)(pi r)`` for ``0 < |r| <= 1/2`` (``n >= 1``), as
+    ``(-1)**n sign(r)**(n+1) n!/|r|**(n+1) B`` with ``B`` near 1 where the pole dominates.
+
+    The coefficients of ``cot^(n)`` as a polynomial in ``c = cot`` all have the sign
+    ``(-1)**n`` and its powers one parity: summed in ``c**2`` (``|c| <= 1``) or ``c**-2``
+    they cancel nothing, and ``B`` keeps its digits where ``c`` is tiny (half-integers).
+    """
+    magnitude = xp.abs(r)
+    odd_powers = n % 2 == 0
+    c = _cot_pi(xp, r)
+    if n > _FACTORIAL_FITS:
+        # n!/|r|**(n+1) overflows for |r| <= 1/2: only the zero at a half-integer is left.
+        scaled = xp.where((c == 0) & odd_powers, 0.0, 1.0)
+    else:
+        in_square, in_inverse = _cot_derivative_scaled(n)
+        near_half = magnitude > 0.25
+        ch = xp.where(near_half, c, 1.0)
+        low = horner(in_square, ch * ch) if len(in_square) > 1 else in_square[0]
+        low = (math.pi * magnitude) ** (n + 1) * low * (xp.abs(ch) if odd_powers else 1.0)
+        cp = xp.where(near_half, 1.0, c)
+        high = horner(in_inverse, 1.0 / (cp * cp)) if len(in_inverse) > 1 else in_inverse[0]
+        high = xp.abs(math.pi * magnitude * cp) ** (n + 1) * high
+        scaled = xp.where(near_half, low, high)
+    sign = 1.0 if n % 2 == 0 else -1.0
+    value = _factorial_over_power(xp, n, magnitude, scaled)
+    return sign * (xp.where(r < 0, -value, value) if n % 2 == 0 else value)
+
+
+def _polygamma_values(xp: Any, n: int, x: Any) -> Any:
+    """``psi^(n)(x)`` for ``n >= 1``: by :func:`_positive_sum` from 0 on, by the reflection
+    ``psi^(n)(x) = (-1)**n psi^(n)(1 - x) - pi**(n+1) cot^(n)(pi x)`` below, its ``cot`` taken
+    from ``x - round(x)`` (exactly 0 at the half-integers: at -50.5 the last digit of
+    ``cot(pi x)``, times ``n!``-sized coefficients, was the whole result)."""
+    reflect = x < 0
+    y0 = xp.where(reflect, 1.0 - x, x)
+    ordinary = xp.isfinite(y0) & (y0 > 0)
+    y0 = xp.where(ordinary, y0, 1.0)
+    # psi^(n)(y0) = (-1)**(n+1) m; in the reflection (-1)**n psi^(n)(1 - x) = -m.
+    m = _factorial_over_power(xp, n, y0, _positive_sum(xp, n, y0))
+    value = xp.where(ordinary, m if n % 2 else -m, 0.0 if n % 2 else -0.0)
+    fraction = _distance_to_integer(xp, x)
+    pole = fraction == 0
+    term = _reflection_term(xp, n, xp.where(pole | ~reflect, 0.25, fraction))
+    # (where the term is infinite it is the result: inf - inf would be NaN)
+    reflected = xp.where(xp.isinf(term), -term, -m - xp.where(xp.isinf(term), 0.0, term))
+    value = xp.where(pole & (x <= 0), _pole_value(n, x), xp.where(reflect, reflected, value))
+    return xp.where(xp.isnan(x), x, value)
 
 
 def _pole_value(n: int, x: Any) -> Any:
@@ -200,7 +299,7 @@ def _pole_value(n: int, x: Any) -> Any:
 
 @in_float64
 def _digamma(xp: Any, x: Any, /) -> Any:
-    value = _polygamma_values(xp, 0, x)
+    value = _digamma_values(xp, x)
     # PyTorch's: +inf at -0.0, NaN at the negative integers and at -inf.
     negative_zero = xp.logical_and(x == 0, xp.signbit(x))
     at_negative_integer = xp.logical_and(x < 0, _distance_to_integer(xp, x) == 0)

@@ -205,3 +205,42 @@ def test_gammainc_refuses_a_second_derivative_in_a_and_keeps_those_in_x() -> Non
         lambda a: plugrad.special.gammainc(a, x.detach()), (a.detach(),), (ones,)
     )
     np.testing.assert_allclose(tangent.numpy(), [-0.3747, -0.1974], atol=1e-4)
+
+
+def test_gammaincc_below_shape_one_is_computed_not_one_less_gammainc() -> None:
+    # For a < 1 and x < a + 1 (the series' side) Q was 1 - P: a = 1e-20 gave -2.2e-16 at
+    # x = 1e-5 (a negative probability) and 2.2e-16 at 0.5, where Q is 1e-19 and 6e-21.
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    f64 = plugrad.float64
+    shapes = [1e-20, 1e-10, 1e-7, 1e-3, 0.1, 0.5, 0.99]
+    points = [*np.geomspace(1e-8, 50.0, 23).tolist(), 0.5, 1.0, 1.5, 1.99]
+    a = np.repeat(shapes, len(points))
+    x = np.tile(points, len(shapes))
+    p = plugrad.special.gammainc(plugrad.tensor(a, dtype=f64), plugrad.tensor(x, dtype=f64))
+    q = plugrad.special.gammaincc(plugrad.tensor(a, dtype=f64), plugrad.tensor(x, dtype=f64))
+    p, q = p.numpy(), q.numpy()
+    assert ((p >= 0) & (p <= 1) & (q >= 0) & (q <= 1)).all()
+    assert np.abs(p + q - 1).max() <= 2.3e-16
+    exact_p, exact_q = (
+        np.array([float(mpmath.gammainc(u, *ends, regularized=True)) for u, ends in
+                  zip(a, [(0, v) if lower else (v, mpmath.inf) for v in x])])
+        for lower in (True, False)
+    )  # fmt: skip
+    smaller = np.where(exact_q < exact_p, q, p)
+    np.testing.assert_allclose(smaller, np.minimum(exact_p, exact_q), rtol=1e-13)
+    # Its derivatives: in a (the series' own) and in x (the density) as before.
+    at = plugrad.tensor([1e-20, 1e-7, 0.1, 0.5], dtype=f64, requires_grad=True)
+    xt = plugrad.tensor([1e-5, 0.5, 1.0, 1e-3], dtype=f64, requires_grad=True)
+    plugrad.special.gammaincc(at, xt).sum().backward()
+
+    def upper(u: float, v: float) -> Any:
+        return mpmath.gammainc(u, v, mpmath.inf, regularized=True)
+
+    in_a = [
+        float(mpmath.diff(lambda s, v=v: upper(s, v), u)) for u, v in zip(at.tolist(), xt.tolist())
+    ]
+    in_x = [float(-mpmath.exp(-v) * mpmath.mpf(v) ** (u - 1) / mpmath.gamma(u))
+            for u, v in zip(at.tolist(), xt.tolist())]  # fmt: skip
+    np.testing.assert_allclose(at.grad.numpy(), in_a, rtol=1e-12)
+    np.testing.assert_allclose(xt.grad.numpy(), in_x, rtol=1e-13)

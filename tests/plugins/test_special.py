@@ -112,3 +112,40 @@ def test_poles_and_infinities_warn_of_nothing() -> None:
         warnings.simplefilter("error")
         for function in (plugrad.lgamma, plugrad.digamma, lambda t: plugrad.polygamma(2, t)):
             function(x)
+
+
+def _exact_polygamma(n: int, x: np.ndarray) -> np.ndarray:
+    # 400 digits: at negative x the series mpmath sums cancel terms of n! 2**n
+    with mpmath.workdps(400):
+        values = [mpmath.polygamma(n, mpmath.mpf(float(v))) for v in x]
+        return np.array([float(v) for v in values])  # (inf beyond the largest float)
+
+
+def test_polygamma_of_large_order_is_finite_where_its_value_is() -> None:
+    # The factorials in the asymptotic series were Python floats: from n = 158 on
+    # (157 + 14)! raised OverflowError (157 warned of overflows, 150 gave 0 at 1e4).
+    torch = pytest.importorskip("torch")
+    x = np.array([30.0, 100.0, 1e4, 0.5, 200.5])
+    for n in (150, 157, 158, 170, 171, 300):
+        mine = plugrad.special.polygamma(n, plugrad.tensor(x, dtype=plugrad.float64)).numpy()
+        np.testing.assert_allclose(mine, _exact_polygamma(n, x), rtol=5e-13)
+    theirs = torch.special.polygamma(158, torch.tensor([30.0], dtype=torch.float64)).item()
+    assert plugrad.special.polygamma(158, plugrad.tensor([30.0], dtype=plugrad.float64)).item() \
+        == pytest.approx(theirs, rel=1e-12)  # fmt: skip
+    # Beyond the largest float, infinite (with the sign) or 0, without a word.
+    mine = plugrad.special.polygamma(2000, plugrad.tensor([30.0, 1e4, -3.25]))
+    assert mine.tolist() == [-math.inf, 0.0, math.inf]  # (-n! / (x + 3)**(n+1) at -3.25)
+
+
+def test_polygamma_at_negative_arguments_against_mpmath() -> None:
+    # By the reflection with cot(pi x) from cos/sin: at a half-integer cot was 6e-17, not 0,
+    # times coefficients of the size of n!: polygamma(100, -20.5) was 1.9e174 (-2.5e23),
+    # polygamma(10, -50.5) 6.4e-6 (-3.0e-12); and above -20 the shifted sum cancelled.
+    rng = np.random.default_rng(0)
+    x = np.concatenate([-rng.uniform(0.0, 100.0, 40), -np.arange(0.5, 100.0, 7.0), [-1e-7]])
+    for n in (2, 3, 4, 7, 10, 15, 20):
+        mine = plugrad.special.polygamma(n, plugrad.tensor(x, dtype=plugrad.float64)).numpy()
+        np.testing.assert_allclose(mine, _exact_polygamma(n, x), rtol=1e-12, err_msg=f"n={n}")
+    x = np.array([-20.5, -20.3, -3.5, -0.75])
+    mine = plugrad.special.polygamma(100, plugrad.tensor(x, dtype=plugrad.float64)).numpy()
+    np.testing.assert_allclose(mine, _exact_polygamma(100, x), rtol=1e-12)
