@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 import plugrad
 from plugrad.errors import ArgumentError, InPlaceModificationError, InvalidArgumentError
+
+torch = pytest.importorskip("torch")
 
 RNG = np.random.default_rng(0)
 

@@ -19,6 +19,10 @@ import plugrad
 from plugrad import nn, optim
 from plugrad.errors import CompileWarning
 
+# Machinery of plans, tested on NumPy (test_compile_backends covers the other backends;
+# on a lazy one a result with a graph runs eagerly, by design).
+pytestmark = pytest.mark.usefixtures("on_numpy")
+
 
 class _Output(dict):
     """A model's output as libraries return it: a dict subclass."""
