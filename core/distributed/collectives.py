@@ -236,15 +236,20 @@ def all_gather(
 def all_gather_into_tensor(
     output_tensor: Tensor, input_tensor: Tensor, group: Any = None, async_op: bool = False
 ) -> Work | None:
-    """``output_tensor`` (``world_size`` times longer in dimension 0) gets every rank's input."""
+    """``output_tensor`` gets every rank's input, in rank order: concatenated along dimension 0
+    (``world_size`` times longer there) or stacked (``(world_size, *input.shape)``), as
+    PyTorch's takes either."""
     output_tensor = _tensor(output_tensor, "output_tensor")
     input_tensor = _tensor(input_tensor, "input_tensor")
     communicator, check = _communicator(group, input_tensor)
-    expected = (input_tensor.shape[0] * communicator.size, *input_tensor.shape[1:])
-    if input_tensor.ndim == 0 or tuple(output_tensor.shape) != expected:
+    shape, size = tuple(input_tensor.shape), communicator.size
+    stacked = (size, *shape)
+    forms = [stacked] if not shape else [(shape[0] * size, *shape[1:]), stacked]
+    expected = tuple(output_tensor.shape)
+    if expected not in forms:
         raise ShapeError(
-            f"output_tensor must be {expected} for an input of {tuple(input_tensor.shape)} on "
-            f"{communicator.size} ranks, got {tuple(output_tensor.shape)}"
+            f"output_tensor must be {' or '.join(map(str, forms))} for an input of {shape} on "
+            f"{size} ranks (concatenated or stacked), got {expected}"
         )
     if check:
         agree(communicator, "all_gather", input_tensor, None, 0)

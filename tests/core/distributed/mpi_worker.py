@@ -69,6 +69,17 @@ def collectives(rank, size):
     flat = plugrad.zeros((3 * size, 4), dtype=plugrad.float64)
     dist.all_gather_into_tensor(flat, plugrad.asarray(data_of(rank)))
     close(flat.numpy(), np.concatenate(everyone), "all_gather_into_tensor")
+    # PyTorch's stacked form too, and of 0-d inputs (read shape[0] of a 0-d input: IndexError)
+    stacked = plugrad.zeros((size, 3, 4), dtype=plugrad.float64)
+    dist.all_gather_into_tensor(stacked, plugrad.asarray(data_of(rank)))
+    close(stacked.numpy(), np.stack(everyone), "all_gather_into_tensor, stacked")
+    scalars = plugrad.zeros(size, dtype=plugrad.float64)
+    dist.all_gather_into_tensor(scalars, plugrad.tensor(float(rank), dtype=plugrad.float64))
+    close(scalars.numpy(), np.arange(size, dtype=np.float64), "all_gather_into_tensor, 0-d")
+    refused(
+        lambda: dist.all_gather_into_tensor(plugrad.zeros(size + 1), plugrad.tensor(1.0)),
+        ShapeError, "concatenated or stacked",
+    )  # fmt: skip
 
     inputs = [plugrad.asarray(data_of(rank) * (j + 1)) for j in range(size)]
     out = plugrad.zeros((3, 4), dtype=plugrad.float64)
