@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ArgumentError, DistributedError, DtypeError, InvalidArgumentError, ShapeError
+from ..errors import (
+    ArgumentError,
+    DeviceMismatchError,
+    DistributedError,
+    DtypeError,
+    InvalidArgumentError,
+    ShapeError,
+)
 from ..grad_mode import no_grad
 from ..tensor import Tensor, _wrap
 from .call_agreement import agree
@@ -173,13 +180,23 @@ def _rows(work: Work, targets: Sequence[Tensor]) -> None:
         _store(target, work.result[row, ...])  # (the standard indexes every axis)
 
 
+def _same_device(tensor: Tensor, like: Tensor, what: str) -> None:
+    """Refuse ``tensor`` on another device than ``like`` before any transfer (the output
+    was written with a raw KeyError after the transfer)."""
+    if tensor._device != like._device:
+        raise DeviceMismatchError(
+            f"{what} is on {tensor._device} but the tensor sent is on {like._device}; a "
+            f"collective's tensors share one device: move one first (.to({str(like._device)!r}))"
+        )
+
+
 def _check_list(tensors: Any, like: Tensor, size: int, what: str) -> list[Tensor]:
     if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
         raise InvalidArgumentError(
             f"{what} must be a list of {size} tensors (one per rank), got {tensors!r}"
         )
     for i, t in enumerate(tensors):
-        _tensor(t, f"{what}[{i}]")
+        _same_device(_tensor(t, f"{what}[{i}]"), like, f"{what}[{i}]")
         if tuple(t.shape) != tuple(like.shape) or t.dtype != like.dtype:
             raise ShapeError(
                 f"{what}[{i}] is {t.dtype.name} {tuple(t.shape)}, but the tensor is "
@@ -242,6 +259,7 @@ def all_gather_into_tensor(
     output_tensor = _tensor(output_tensor, "output_tensor")
     input_tensor = _tensor(input_tensor, "input_tensor")
     communicator, check = _communicator(group, input_tensor)
+    _same_device(output_tensor, input_tensor, "output_tensor")
     shape, size = tuple(input_tensor.shape), communicator.size
     stacked = (size, *shape)
     forms = [stacked] if not shape else [(shape[0] * size, *shape[1:]), stacked]

@@ -14,7 +14,7 @@ import numpy as np
 import plugrad
 import plugrad.distributed as dist
 from plugrad import nn, optim
-from plugrad.errors import DistributedError, DtypeError, ShapeError
+from plugrad.errors import DeviceMismatchError, DistributedError, DtypeError, ShapeError
 
 
 def close(actual, expected, what, rtol=1e-6):
@@ -80,6 +80,15 @@ def collectives(rank, size):
         lambda: dist.all_gather_into_tensor(plugrad.zeros(size + 1), plugrad.tensor(1.0)),
         ShapeError, "concatenated or stacked",
     )  # fmt: skip
+    # Outputs on another device than the input: refused before the transfer (a raw KeyError
+    # came after it), as PyTorch's collectives take tensors of one device.
+    with plugrad.use_backend("array_api_strict"):
+        elsewhere = [plugrad.zeros(2) for _ in range(size)]
+        flat_elsewhere = plugrad.zeros(2 * size)
+    refused(lambda: dist.all_gather(elsewhere, plugrad.ones(2)), DeviceMismatchError,
+            "tensor_list[0] is on array_api_strict")  # fmt: skip
+    refused(lambda: dist.all_gather_into_tensor(flat_elsewhere, plugrad.ones(2)),
+            DeviceMismatchError, "output_tensor")  # fmt: skip
 
     inputs = [plugrad.asarray(data_of(rank) * (j + 1)) for j in range(size)]
     out = plugrad.zeros((3, 4), dtype=plugrad.float64)
