@@ -9,7 +9,7 @@ Each here checks and converts its arguments and calls :mod:`plugrad.nn.functiona
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import ops as _ops
@@ -476,76 +476,32 @@ def convolution(
 # -- dropout ------------------------------------------------------------------------------
 
 
-def dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """:func:`plugrad.nn.functional.dropout` with PyTorch's top-level arguments (``train``).
+def _train_form(
+    name: str, functional: Callable[..., Tensor], inplace: bool
+) -> Callable[..., Tensor]:
+    """PyTorch's top-level ``name(input, p, train)``: ``functional`` (of nn.functional), in
+    place where ``inplace``."""
 
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.dropout(plugrad.ones(2), 0.5, False)
-    tensor([1., 1.])
-    """
-    return F.dropout(input, p, train)
+    def top_level(input: Tensor, p: float, train: bool) -> Tensor:
+        return functional(input, p, train, inplace=inplace)
 
-
-def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    """In-place :func:`dropout`: ``input`` holds the result.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.dropout_(plugrad.ones(2), 0.0, True)
-    tensor([1., 1.])
-    """
-    return F.dropout(input, p, train, inplace=True)
+    top_level.__name__ = top_level.__qualname__ = name
+    top_level.__module__ = "plugrad"
+    top_level.__doc__ = (
+        f"In-place :func:`{name[:-1]}`: ``input`` holds the result."
+        if inplace
+        else f":func:`plugrad.nn.functional.{name}` with PyTorch's top-level arguments "
+        "``(input, p, train)``."
+    )
+    return top_level
 
 
-def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """:func:`plugrad.nn.functional.alpha_dropout` with PyTorch's top-level arguments.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.alpha_dropout(plugrad.ones(2), 0.5, False)
-    tensor([1., 1.])
-    """
-    return F.alpha_dropout(input, p, train)
-
-
-def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    """In-place :func:`alpha_dropout`: ``input`` holds the result.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.alpha_dropout_(plugrad.ones(2), 0.0, True)
-    tensor([1., 1.])
-    """
-    return F.alpha_dropout(input, p, train, inplace=True)
-
-
-def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """:func:`plugrad.nn.functional.feature_alpha_dropout` with PyTorch's top-level arguments.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.feature_alpha_dropout(plugrad.ones(1, 2), 0.5, False)
-    tensor([[1., 1.]])
-    """
-    return F.feature_alpha_dropout(input, p, train)
-
-
-def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    """In-place :func:`feature_alpha_dropout`: ``input`` holds the result.
-
-    Examples
-    --------
-    >>> import plugrad
-    >>> plugrad.feature_alpha_dropout_(plugrad.ones(1, 2), 0.0, True)
-    tensor([[1., 1.]])
-    """
-    return F.feature_alpha_dropout(input, p, train, inplace=True)
+dropout = _train_form("dropout", F.dropout, False)
+dropout_ = _train_form("dropout_", F.dropout, True)
+alpha_dropout = _train_form("alpha_dropout", F.alpha_dropout, False)
+alpha_dropout_ = _train_form("alpha_dropout_", F.alpha_dropout, True)
+feature_alpha_dropout = _train_form("feature_alpha_dropout", F.feature_alpha_dropout, False)
+feature_alpha_dropout_ = _train_form("feature_alpha_dropout_", F.feature_alpha_dropout, True)
 
 
 def _feature_dropout(function: str, input: Tensor, p: float, train: bool, inplace: bool) -> Tensor:
