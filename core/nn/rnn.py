@@ -203,6 +203,103 @@ _STEPS: dict[str, Callable[[Tensor, Tensor, Tensor, Tensor | None], Tensor]] = {
 }
 
 
+def _input_gates(input: Tensor, weight_ih: Tensor, bias_ih: Tensor | None) -> Tensor:
+    gi = _ops.linear(input, weight_ih)
+    return gi if bias_ih is None else gi + bias_ih
+
+
+# -- PyTorch's top-level cell functions (torch.rnn_tanh_cell, ...): one step, the weights given
+
+
+def rnn_tanh_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
+    """One Elman RNN step: ``tanh(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.zeros(1, 1)
+    >>> plugrad.rnn_tanh_cell(plugrad.ones(1, 1), plugrad.ones(1, 1), w, w)
+    tensor([[0.]])
+    """
+    return _rnn_tanh_step(_input_gates(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def rnn_relu_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
+    """One Elman RNN step with ReLU: ``relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = -plugrad.ones(1, 1)
+    >>> plugrad.rnn_relu_cell(plugrad.ones(1, 1), plugrad.ones(1, 1), w, w)
+    tensor([[0.]])
+    """
+    return _rnn_relu_step(_input_gates(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def lstm_cell(
+    input: Tensor,
+    hx: Sequence[Tensor],
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """One LSTM step; ``hx`` is ``(h, c)`` and the gates come in PyTorch's order (i, f, g, o).
+
+    Returns ``(h', c')``.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> h, c = plugrad.lstm_cell(
+    ...     plugrad.ones(1, 1), [plugrad.zeros(1, 1)] * 2, plugrad.zeros(4, 1), plugrad.zeros(4, 1)
+    ... )
+    >>> h, c
+    (tensor([[0.]]), tensor([[0.]]))
+    """
+    if len(hx) != 2:
+        raise InvalidArgumentError(
+            f"lstm_cell(): hx must be the pair (h, c), got {len(hx)} tensors"
+        )
+    h, c = hx
+    return _lstm_step(_input_gates(input, w_ih, b_ih), h, c, w_hh, b_hh, None)
+
+
+def gru_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
+    """One GRU step, the gates in PyTorch's order (reset, update, new).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> w = plugrad.zeros(3, 1)
+    >>> plugrad.gru_cell(plugrad.ones(1, 1), plugrad.ones(1, 1), w, w)
+    tensor([[0.5000]])
+    """
+    return _gru_step(_input_gates(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
 # -- layers over sequences ----------------------------------------------------------------
 
 
@@ -713,8 +810,7 @@ class RNNCellBase(Module):
         return input, _initial_states(layer, input, states, names, shapes, batched, 0), batched
 
     def _input_gates(self, input: Tensor) -> Tensor:
-        gi = _ops.linear(input, self.weight_ih)
-        return gi if self.bias_ih is None else gi + self.bias_ih
+        return _input_gates(input, self.weight_ih, self.bias_ih)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
