@@ -384,15 +384,21 @@ def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, 
     return tuple(a % ndim if ndim else a for a in axes)
 
 
+def one_int_axis(name: str, dim: Any) -> int:
+    """``dim`` as an int, or an ArgumentError naming ``name`` (plugrad names no axes)."""
+    if type(dim) is not int:
+        if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
+            raise ArgumentError(f"{name}(): dim must be one int, got {dim!r}")
+        dim = int(dim)
+    return dim
+
+
 def checked_axis(name: str, dim: int, ndim: int, *, zero_d_as_one: bool = False) -> int:
     """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError
     naming ``name``; with ``zero_d_as_one`` a 0-d tensor takes 0 and -1, as PyTorch's
     reductions do."""
     n = 1 if zero_d_as_one and ndim == 0 else ndim
-    if type(dim) is not int:
-        if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
-            raise ArgumentError(f"{name}(): dim must be one int, got {dim!r}")
-        dim = int(dim)
+    dim = one_int_axis(name, dim)
     if not -n <= dim < n:
         valid = f"give one in [{-n}, {n - 1}]" if n else "a 0-d tensor has none"
         raise AxisError(

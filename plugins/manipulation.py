@@ -35,6 +35,7 @@ from plugrad.plugins._rules import (
     below_minus_one,
     checked_axis,
     device_of,
+    one_int_axis,
     sizes,
     torch_axis,
     torch_join,
@@ -225,17 +226,11 @@ def _t(xp: Any, x: Any) -> Any:
     return xp.permute_dims(x, tuple(reversed(range(x.ndim))))
 
 
-def _one_axis(name: str, dim: Any) -> None:
-    """Refuse a ``dim`` that is not an int (``x.squeeze("rows")``): plugrad names no axes."""
-    if not hasattr(type(dim), "__index__") or isinstance(dim, bool):
-        raise ArgumentError(f"{name}(): dim must be an int, got {dim!r}")
-
-
 def _transpose(xp: Any, x: Any, dim0: int, dim1: int) -> Any:
     """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
     ndim = max(x.ndim, 1)  # a 0-D tensor takes the axes 0 and -1, as in PyTorch
     for dim in (dim0, dim1):
-        _one_axis("transpose", dim)
+        one_int_axis("transpose", dim)
         if not -ndim <= dim < ndim:
             raise ShapeError(
                 f"transpose({dim0}, {dim1}): axis {dim} is out of range for a tensor of "
@@ -257,7 +252,7 @@ def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
         chosen = (chosen,) if isinstance(chosen, int) else tuple(chosen)
         ndim = max(len(shape), 1)  # a 0-D tensor takes the axes 0 and -1, as in PyTorch
         for a in chosen:
-            _one_axis("squeeze", a)
+            one_int_axis("squeeze", a)
             if not -ndim <= a < ndim:
                 raise ShapeError(
                     f"squeeze({dim if dim is not None else axis}): axis {a} is out of range for "
