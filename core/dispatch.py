@@ -91,6 +91,9 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     except TypeError as exc:
         _retell_dtype_error(op, device, exc, (x,), params)
         raise
+    except Exception as exc:
+        _name_third_party_kernel(op, device, exc)
+        raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if x._requires_grad and _state.enabled and op.differentiable:
@@ -189,6 +192,9 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         if floats is not None:
             return apply2(op, floats[0], floats[1], params)
         raise _scalar_out_of_range(op, exc) from exc
+    except Exception as exc:
+        _name_third_party_kernel(op, device, exc)
+        raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
@@ -447,6 +453,9 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         if floats is not None:
             return apply_n(op, floats, params)
         raise _scalar_out_of_range(op, exc) from exc
+    except Exception as exc:
+        _name_third_party_kernel(op, device, exc)
+        raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
         _check_kernel_output(op, device, out)
     if requires_grad and _state.enabled and op.differentiable:
@@ -548,6 +557,9 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         raise
     except OverflowError as exc:
         raise _scalar_out_of_range(op, exc) from exc
+    except Exception as exc:
+        _name_third_party_kernel(op, device, exc)
+        raise
     record = requires_grad and _state.enabled and op.differentiable
     if not op.multiple_outputs:
         if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -1138,7 +1150,8 @@ def _retell_kernel_error(
     A singular or indefinite matrix becomes a :class:`~plugrad.errors.LinAlgError`
     (NumPy's is a ValueError, PyTorch's a RuntimeError), a shape error a ShapeError
     (see :func:`_retell_shape_error`), a dtype the kernel lacks a DtypeError.
-    Returns for other errors, which the caller raises again unchanged.
+    Returns for other errors, which the caller raises again (one from a third-party
+    plugin's kernel with a note naming the kernel).
     """
     if isinstance(error, PlugradError):
         return
@@ -1160,6 +1173,23 @@ def _retell_kernel_error(
             "singular, or not positive definite, where the op needs it to be; check its values, "
             "or use plugrad.linalg.pinv or lstsq for a least-squares answer"
         ) from error
+    _name_third_party_kernel(op, device, error)
+
+
+def _name_third_party_kernel(op: RegisteredOp, device: Device, error: BaseException) -> None:
+    """Note under an error a third-party plugin's kernel raised which kernel it was (the
+    error keeps its type and message: the plugin may document them).
+
+    Python prints the note under the message; plugrad's own errors and kernels get none.
+    """
+    if isinstance(error, PlugradError):
+        return
+    sources = _tables.kernel_sources.get(device.backend.name, {}).get(op.name)
+    plugin = sources[0].plugin if sources else _tables.op_owners.get(op.name)
+    if plugin is not None and plugin not in _tables.builtin_plugins:
+        note = f"plugrad: raised by {_kernel_that_ran(op, device)}"
+        if note not in getattr(error, "__notes__", ()):  # (a kernel calling another op)
+            error.add_note(note)
 
 
 def _names_axes(value: Any) -> bool:
@@ -1313,6 +1343,7 @@ def _retell_dtype_error(
             "not supported for the input types",
         )
     ):  # fmt: skip
+        _name_third_party_kernel(op, device, error)
         return
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
     raise DtypeError(

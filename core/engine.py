@@ -507,7 +507,8 @@ def _retell_backward_error(node: Any, error: Exception) -> None:
     :class:`~plugrad.errors.LinAlgError`, naming the node (NumPy's ``LinAlgError: Singular
     matrix`` named no op), and a rule's write into an array it may not write as
     :class:`~plugrad.errors.PluginOutputError` naming the op and its plugin. Returns for
-    other errors, which the caller raises again."""
+    other errors, which the caller raises again: one from a third-party plugin's rule with
+    a note naming the rule."""
     if isinstance(error, PlugradError):
         return
     op = getattr(node, "op", None)
@@ -523,6 +524,11 @@ def _retell_backward_error(node: Any, error: Exception) -> None:
             "read-only; compute a new array instead: return g * 2, not g *= 2; return g"
         ) from error
     if type(error).__name__ not in BACKEND_LINALG_ERRORS:
+        if op is not None and _graph.third_party_op(op.name):
+            # Its own type and message are kept (the plugin may document them).
+            note = f"plugrad: raised by {_failing_rule(node, op, error)}"
+            if note not in getattr(error, "__notes__", ()):
+                error.add_note(note)
         return
     raise LinAlgError(
         f"{node.name()}: {error}: the gradient needs the inverse of a singular matrix here, "

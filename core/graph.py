@@ -51,6 +51,9 @@ def _unknown_owner(op_name: str) -> str:
 #: Names the plugin (and its distribution) that declared an op, for error messages.
 #: The registry sets it whenever it rebuilds its tables.
 op_owner: Callable[[str], str] = _unknown_owner
+#: Whether an op comes from a third-party plugin (errors its rules raise then name it).
+#: The registry sets it whenever it rebuilds its tables.
+third_party_op: Callable[[str], bool] = lambda op_name: False
 
 
 class ArraySpec:

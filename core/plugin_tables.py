@@ -44,6 +44,8 @@ class PluginTables:
         self.backend_owners: dict[str, str] = {}
         self.ops: dict[str, RegisteredOp] = {}
         self.op_owners: dict[str, str] = {}
+        #: The names of plugrad's own plugins (backends, communicators, op plugins).
+        self.builtin_plugins: frozenset[str] = frozenset()
         #: (op, backend) -> kernels from plugrad_kernels hooks, best first.
         self.overrides: dict[tuple[str, str], tuple[KernelSource, ...]] = {}
         self.devices: dict[str, tuple[Device, ...]] = {}
@@ -82,6 +84,12 @@ def op_owner(op: str) -> str:
     """The plugin that declared ``op``, described for error messages."""
     plugin = state.op_owners.get(op)
     return "an unregistered plugin" if plugin is None else describe_owner(plugin)
+
+
+def third_party_op(op: str) -> bool:
+    """Whether ``op`` was declared by a plugin that is not one of plugrad's own."""
+    plugin = state.op_owners.get(op)
+    return plugin is not None and plugin not in state.builtin_plugins
 
 
 def device_of_array(obj: Any) -> Device | None:

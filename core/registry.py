@@ -45,7 +45,13 @@ from .errors import (
 from .function_generation import install_functions, install_methods
 from .opdef import RegisteredOp
 from .plugin_manager import builtin_plugin_names, create_plugin_manager, register_whole
-from .plugin_tables import DEFAULT_BACKEND, describe_owner, op_owner, scoped_default_device
+from .plugin_tables import (
+    DEFAULT_BACKEND,
+    describe_owner,
+    op_owner,
+    scoped_default_device,
+    third_party_op,
+)
 from .plugin_tables import state as _state
 from .plugin_validation import (
     check_hooks,
@@ -208,6 +214,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
             manager.unregister(name=name)
     _state.backends, _state.backend_owners = backends, backend_owners
     _state.ops, _state.op_owners = ops, op_owners
+    _state.builtin_plugins = frozenset(builtin_plugin_names())
     _state.overrides = overrides
     _state.plan_passes = plan_passes
     for name in list(_state.devices):
@@ -219,6 +226,7 @@ def _rebuild(strict: set[str] | frozenset[str] = frozenset()) -> None:
     install_functions(set(builtin_plugin_names()), aliases)
     install_methods(methods)
     _graph.op_owner = op_owner
+    _graph.third_party_op = third_party_op
     _anomaly.op_plugin = _state.op_owners.get
     _checking.sync_rules(ops, op_owner)
     for listener in _rebuild_listeners:

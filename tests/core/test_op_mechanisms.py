@@ -275,3 +275,42 @@ def test_a_shape_mismatch_is_a_shape_error_on_every_backend(backend: str, mismat
 def test_a_vjp_that_is_no_rule_is_refused_with_what_to_give(vjp, message) -> None:
     with pytest.raises(PluginRegistrationError, match=message):
         op("testing_bad_vjp", lambda xp, x, /: x * 2, vjp=vjp)
+
+
+@pytest.mark.parametrize("raised", [KeyError("no such entry"), ValueError("bad value")])
+def test_errors_of_a_third_party_kernel_and_rule_name_them_and_keep_their_type(
+    plugin, raised
+) -> None:
+    def kernel(xp, x1, x2, /):
+        if float(xp.sum(x1)) < 0:
+            raise raised
+        return x1 * x2
+
+    def rule(xp, g, ans, x1, x2):
+        raise ZeroDivisionError("rule failed")
+
+    ops = plugin(
+        op("fails_as_test", kernel).vjp(rule, lambda xp, g, ans, x1, x2: g * x1),
+        op("fails_one_as_test", lambda xp, x, /: {}[0], differentiable=False),
+    )
+    x = plugrad.tensor([-3.0, 2.0], requires_grad=True)
+    with pytest.raises(type(raised)) as caught:
+        ops.fails_as_test(x, x)
+    assert caught.value is raised  # the plugin's own error, as it raised it
+    assert caught.value.__notes__ == [
+        "plugrad: raised by plugin 'mechanisms_0', op 'fails_as_test': its generic kernel "
+        f"{__name__}.{kernel.__qualname__} for numpy"
+    ]
+    with pytest.raises(KeyError) as caught:
+        ops.fails_one_as_test(x)
+    assert "op 'fails_one_as_test'" in caught.value.__notes__[0]
+    y = ops.fails_as_test(x.abs(), x)
+    with pytest.raises(ZeroDivisionError) as caught:
+        y.sum().backward()
+    (note,) = caught.value.__notes__
+    assert note.startswith("plugrad: raised by plugin 'mechanisms_0', op 'fails_as_test': ")
+    assert "'x1'" in note and x.grad is None
+    # plugrad's own kernels and rules add nothing to the errors of theirs that pass through.
+    with pytest.raises(Exception) as caught:
+        plugrad.ones((2, 3)) @ plugrad.ones((2, 3))
+    assert not hasattr(caught.value, "__notes__")
