@@ -31,6 +31,7 @@ from typing import Any
 from . import ops as _ops
 from .creation import zeros_like
 from .dtype_functions import broadcast_shapes, finfo
+from .errors import NotSupportedError
 from .function import Function, FunctionCtx
 from .inplace import takes_out
 from .special_arguments import floating_arguments, narrowed, widened
@@ -133,7 +134,7 @@ class _Zeta(Function):
         (grad,), (x, q) = grad_outputs, ctx.saved_tensors
         assert x is not None and q is not None
         if ctx.needs_input_grad[0]:
-            raise NotImplementedError(
+            raise NotSupportedError(
                 "the derivative of special.zeta(x, q) in x is not implemented (nor is "
                 "PyTorch's); detach x (zeta(x.detach(), q)) to differentiate in q alone"
             )
@@ -148,7 +149,8 @@ def zeta(input: Tensor | float, other: Tensor | float) -> Tensor:
     ``q = 1`` gives Riemann's zeta. ``inf`` at ``x = 1`` and where ``q`` is 0
     or a negative integer; NaN for ``x < 1``, and for a negative ``q`` unless
     ``x`` is an integer. Differentiable in ``q`` (``-x zeta(x + 1, q)``); the
-    derivative in ``x`` raises ``NotImplementedError``, as PyTorch's.
+    derivative in ``x`` raises :class:`~plugrad.errors.NotSupportedError` (a
+    ``NotImplementedError``), as PyTorch's raises.
 
     Examples
     --------
