@@ -666,6 +666,9 @@ class InstalledTensorMethods:
     def geometric_(self, p: float, *, generator: Any = ...) -> Tensor:
         """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...), in place, in any real dtype."""
 
+    def geqrf(self) -> Any:
+        """PyTorch's ``geqrf``: the QR factorization of each matrix in LAPACK's format, as a named tuple ``(a, tau)``."""
+
     def ger(self, vec2: Tensor) -> Tensor:
         """The outer product of two vectors (PyTorch's older name for :func:`plugrad.outer`)."""
 
@@ -1112,6 +1115,12 @@ class InstalledTensorMethods:
 
     def numpy(self, *, force: bool = ...) -> Any:
         """Return the values as a NumPy array; on the CPU it shares the tensor's memory."""
+
+    def orgqr(self, input2: Tensor) -> Tensor:
+        """PyTorch's ``orgqr(A, tau)``: :func:`plugrad.linalg.householder_product`, the first ``n`` columns of the ``Q`` that :func:`geqrf`'s ``(a, tau)`` stand for."""
+
+    def ormqr(self, input2: Tensor, input3: Tensor, left: bool = ..., transpose: bool = ...) -> Tensor:
+        """PyTorch's ``ormqr(A, tau, other)``: ``Q @ other`` for the ``m x m`` ``Q`` of :func:`geqrf`'s ``(a, tau)``, without forming ``Q``."""
 
     def outer(self, other: Any) -> Tensor:
         """Outer product of two vectors: ``x1[i] * x2[j]``."""

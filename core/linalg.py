@@ -952,6 +952,220 @@ def _stack_of_vectors(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> boo
     return not all(a == b or a == 1 or b == 1 for a, b in stacks)  # they do not broadcast
 
 
+# -- Householder QR: LAPACK's geqrf, orgqr and ormqr -----------------------------------------
+
+
+def _householder_operand(function: str, what: str, value: Any, A: Any, ndim: int) -> Any:
+    """``value`` checked to be a Tensor of ``ndim`` axes and of ``A``'s dtype."""
+    namespace = sys.modules["plugrad"]
+    if not isinstance(value, namespace.Tensor):
+        raise ArgumentError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
+    if value.ndim != ndim:
+        raise namespace.errors.ShapeError(
+            f"{function}(): {what} must have {ndim} dimensions (A has {A.ndim}), got shape "
+            f"{tuple(value.shape)}"
+        )
+    if value.dtype != A.dtype:
+        raise namespace.errors.DtypeError(
+            f"{function}(): {what} ({value.dtype.name}) must have A's dtype ({A.dtype.name}); "
+            f"convert it with .to(A.dtype)"
+        )
+    return value
+
+
+def _same_batch(function: str, what: str, value: Any, A: Any) -> None:
+    """Refuse ``value`` whose batch dimensions are not ``A``'s (PyTorch broadcasts none)."""
+    if tuple(value.shape[: A.ndim - 2]) != tuple(A.shape[:-2]):
+        raise sys.modules["plugrad"].errors.ShapeError(
+            f"{function}(): the batch dimensions of {what} {tuple(value.shape[: A.ndim - 2])} "
+            f"must equal A's {tuple(A.shape[:-2])} (they do not broadcast)"
+        )
+
+
+def _conj(namespace: Any, x: Any) -> Any:
+    return namespace.conj(x) if x.dtype.kind == "complex floating" else x
+
+
+def _reflector(namespace: Any, A: Any, j: int) -> Any:
+    """Householder vector ``j`` of the packed ``A``, as LAPACK stores it: 0 above row ``j``,
+    1 at it, and ``A``'s column ``j`` below."""
+    rows = namespace.arange(A.shape[-2], device=A.device)
+    unit = namespace.astype(rows == j, A.dtype)
+    return namespace.where(rows > j, A[..., :, j], unit)
+
+
+def _apply_householder(A: Any, tau: Any, C: Any, left: bool, adjoint: bool) -> Any:
+    """``Q C`` (``C Q`` where not ``left``; ``Q^H`` where ``adjoint``) for ``Q = H_1 ... H_k``,
+    ``H_j = I - tau_j v_j v_j^H``, one reflection at a time: ``Q`` is never formed, and
+    gradients reach ``A`` (below its diagonal), ``tau`` and ``C`` through the ops."""
+    namespace = sys.modules["plugrad"]
+    steps = tau.shape[-1]
+    # Q C applies H_k first; Q^H C = H_k^H ... H_1^H C applies H_1^H first (C Q: the reverse).
+    order = range(steps) if left == adjoint else reversed(range(steps))
+    for j in order:
+        v = _reflector(namespace, A, j)  # (..., m)
+        t = tau[..., j]
+        t = _conj(namespace, t) if adjoint else t
+        t = namespace.expand_dims(namespace.expand_dims(t, axis=-1), axis=-1)
+        if left:  # H C = C - tau v (v^H C)
+            projected = namespace.matmul(namespace.expand_dims(_conj(namespace, v), axis=-2), C)
+            C = C - t * namespace.expand_dims(v, axis=-1) * projected
+        else:  # C H = C - (C v) tau v^H
+            projected = namespace.matmul(C, namespace.expand_dims(v, axis=-1))
+            C = C - t * projected * namespace.expand_dims(_conj(namespace, v), axis=-2)
+    return C
+
+
+def _householder_product(function: str, A: Any, tau: Any) -> Any:
+    """:func:`householder_product` under the name ``function`` (``orgqr``) for its errors."""
+    namespace = sys.modules["plugrad"]
+    errors = namespace.errors
+    A = _lu_input(function, A)
+    tau = _householder_operand(function, "tau", tau, A, A.ndim - 1)
+    rows, columns, steps = A.shape[-2], A.shape[-1], tau.shape[-1]
+    if rows < columns:
+        raise errors.ShapeError(
+            f"{function}(): A of shape {tuple(A.shape)} has more columns than rows; it must "
+            "be tall or square (A.shape[-2] >= A.shape[-1]), as geqrf's result of one is"
+        )
+    if columns < steps:
+        raise errors.ShapeError(
+            f"{function}(): tau has {steps} elements but A only {columns} columns of "
+            "Householder vectors (tau.shape[-1] <= A.shape[-1])"
+        )
+    _same_batch(function, "tau", tau, A)
+    identity = namespace.eye(rows, columns, dtype=A.dtype, device=A.device)
+    identity = namespace.broadcast_to(identity, tuple(A.shape))
+    if steps == 0:  # no reflection: still a function of A and tau (gradients 0), as PyTorch's
+        never = namespace.zeros(tuple(A.shape), dtype=namespace.bool, device=A.device)
+        empty_sum = namespace.expand_dims(namespace.sum(tau, axis=-1), axis=(-2, -1))
+        return namespace.where(never, A, identity) + empty_sum
+    return _apply_householder(A, tau, identity, True, False)
+
+
+def householder_product(A: Any, tau: Any) -> Any:
+    """PyTorch's ``linalg.householder_product`` (``orgqr``): the first ``n`` columns of
+    ``H_1 H_2 ... H_k``, ``H_i = I - tau_i v_i v_i^H``.
+
+    ``A`` (``m x n``, ``m >= n``) holds the Householder vectors below its diagonal,
+    as :func:`plugrad.geqrf` leaves them: ``v_i`` is column ``i`` with zeros above
+    row ``i`` and an implied 1 at it (what lies on and above the diagonal is not
+    read). ``tau`` (``k <= n`` scalars) has ``A``'s batch dimensions, which do not
+    broadcast. Real or complex, batched, and differentiable in ``A`` and ``tau``
+    (to every order, being made of plugrad's ops; PyTorch's once).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> a, tau = plugrad.geqrf(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> Q = plugrad.linalg.householder_product(a, tau)
+    >>> Q
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    >>> Q @ plugrad.triu(a)
+    tensor([[3.0000, 1.0000],
+            [4.0000, 2.0000]])
+    """
+    return _householder_product("linalg.householder_product", A, tau)
+
+
+def _ormqr(A: Any, tau: Any, other: Any, left: bool, transpose: bool) -> Any:
+    """PyTorch's ``ormqr``: ``other`` multiplied by the ``Q`` of :func:`_geqrf`'s result."""
+    namespace = sys.modules["plugrad"]
+    errors = namespace.errors
+    A = _lu_input("ormqr", A)
+    if not isinstance(other, namespace.Tensor) or other.ndim < 2:
+        raise errors.ShapeError(
+            "ormqr(): other must be a matrix or a batch of them, got "
+            f"{getattr(other, 'shape', type(other).__name__)}"
+        )
+    tau = _householder_operand("ormqr", "tau", tau, A, A.ndim - 1)
+    other = _householder_operand("ormqr", "other", other, A, A.ndim)
+    left = errors.checked_bool("ormqr(): left", left)
+    transpose = errors.checked_bool("ormqr(): transpose", transpose)
+    rows = A.shape[-2]
+    axis, side = (-2, "rows") if left else (-1, "columns")
+    if other.shape[axis] != rows:
+        raise errors.ShapeError(
+            f"ormqr(): other of shape {tuple(other.shape)} has {other.shape[axis]} {side}, but "
+            f"Q, from A of shape {tuple(A.shape)}, is {rows}x{rows} (left={left})"
+        )
+    steps = min(rows, A.shape[-1])
+    if tau.shape[-1] != steps:
+        raise errors.ShapeError(
+            f"ormqr(): tau has {tau.shape[-1]} elements, but A of shape {tuple(A.shape)} holds "
+            f"{steps} Householder vectors (min(A.shape[-2], A.shape[-1])): pass geqrf's tau"
+        )
+    _same_batch("ormqr", "tau", tau, A)
+    _same_batch("ormqr", "other", other, A)
+    return _apply_householder(A, tau, other, left, transpose)
+
+
+def _householder_qr(A: Any) -> tuple[Any, Any]:
+    """LAPACK's ``geqrf`` of each matrix: ``R`` on and above the diagonal, Householder
+    vectors below it, and their ``tau``, with LAPACK's signs (its ``larfg``).
+
+    Column ``j``'s reflection maps ``(alpha, x)`` to ``(beta, 0)`` with ``beta = -sign(Re
+    alpha) |(alpha, x)|`` (a zero's sign taken as +), ``tau = (beta - alpha) / beta`` and
+    ``v = x / (alpha - beta)``; where ``x`` is 0 (and ``alpha`` real) there is no
+    reflection: ``tau = 0``. Computed without gradients (PyTorch's has none either).
+    """
+    namespace = sys.modules["plugrad"]
+    rows, columns = A.shape[-2], A.shape[-1]
+    batch = tuple(A.shape[:-2])
+    complex_ = A.dtype.kind == "complex floating"
+    row_index = namespace.arange(rows, device=A.device)
+    column_index = namespace.arange(columns, device=A.device)
+    R = namespace.asarray(A, copy=True)
+    taus = []
+    for j in range(min(rows, columns)):
+        column = R[..., :, j]
+        alpha = column[..., j]
+        below = namespace.where(row_index > j, column, namespace.zeros_like(column))
+        size_below = namespace.linalg.vector_norm(below, axis=-1)
+        reflects = size_below != 0
+        if complex_:
+            reflects = reflects | (namespace.imag(alpha) != 0)
+        size = namespace.hypot(namespace.abs(alpha), size_below)
+        beta = namespace.astype(
+            namespace.where(namespace.real(alpha) >= 0, -size, size), A.dtype
+        )  # (a -0.0 counts as positive, as LAPACK's sign takes it)
+        one = namespace.ones_like(beta)
+        tau = namespace.where(reflects, (beta - alpha) / namespace.where(reflects, beta, one), 0)
+        scale = namespace.where(reflects, 1 / namespace.where(reflects, alpha - beta, one), 1)
+        v = namespace.where(
+            row_index == j,
+            namespace.ones_like(column),
+            below * namespace.expand_dims(scale, axis=-1),
+        )
+        # H^H = I - conj(tau) v v^H on the columns after j
+        projected = namespace.matmul(namespace.expand_dims(_conj(namespace, v), axis=-2), R)
+        factor = namespace.expand_dims(_conj(namespace, tau), axis=-1)
+        update = namespace.expand_dims(factor * v, axis=-1) * projected
+        R = namespace.where(column_index > j, R - update, R)
+        # Column j: R above, beta on the diagonal, v's tail below.
+        diagonal = namespace.where(reflects, beta, alpha)
+        packed = namespace.where(
+            row_index == j,
+            namespace.expand_dims(diagonal, axis=-1),
+            namespace.where(row_index > j, v, column),
+        )
+        R = namespace.where(column_index == j, namespace.expand_dims(packed, axis=-1), R)
+        taus.append(tau)
+    if taus:
+        return R, namespace.stack(taus, axis=-1)
+    return R, namespace.zeros((*batch, 0), dtype=A.dtype, device=A.device)
+
+
+def _geqrf(A: Any) -> tuple[Any, Any]:
+    """:func:`plugrad.geqrf`'s ``(a, tau)`` of the checked ``A``, computed without a graph
+    (the caller marks them as having no derivative)."""
+    namespace = sys.modules["plugrad"]
+    A = _lu_input("geqrf", A)
+    with namespace.no_grad():
+        return _householder_qr(A)
+
+
 def __getattr__(name: str) -> Any:
     if name in _SHARED:
         return getattr(sys.modules["plugrad"], name)

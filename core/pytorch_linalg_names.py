@@ -20,6 +20,8 @@ from . import ops as _ops
 from . import return_types as _return_types
 from .dtype_functions import broadcast_shapes
 from .errors import ArgumentError, DtypeError, ShapeError, checked_bool
+from .function import _refusing
+from .grad_mode import is_grad_enabled
 from .inplace import takes_out
 from .tensor import Tensor, install_function_methods, install_methods
 from .versions import mark_copy_of_view
@@ -31,6 +33,7 @@ __all__ = [
     "cholesky_solve",
     "cross",
     "det",
+    "geqrf",
     "ger",
     "inner",
     "inverse",
@@ -42,6 +45,8 @@ __all__ = [
     "matrix_exp",
     "matrix_power",
     "mv",
+    "orgqr",
+    "ormqr",
     "pinverse",
     "qr",
     "slogdet",
@@ -539,6 +544,78 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
             [0.5000]])
     """
     return _linalg.lu_solve(LU_data, LU_pivots, _tensor("lu_solve", input))
+
+
+@takes_out
+def geqrf(input: Tensor) -> Any:
+    """PyTorch's ``geqrf``: the QR factorization of each matrix in LAPACK's format, as a
+    named tuple ``(a, tau)``.
+
+    ``a`` holds ``R`` on and above its diagonal and, below it, the Householder
+    vectors whose reflections ``H_i = I - tau_i v_i v_i^H`` make
+    ``Q = H_1 ... H_k`` (``k = min(m, n)``; ``v_i`` has an implied 1 at row ``i``):
+    :func:`plugrad.linalg.householder_product` forms ``Q`` from them,
+    :func:`ormqr` multiplies by it. The signs are LAPACK's (the same ``a`` and
+    ``tau`` as PyTorch's, on every backend). Real or complex, batched, any ``m``
+    and ``n``. Not differentiable, as PyTorch's: a gradient reaching ``a`` or ``tau``
+    raises :class:`~plugrad.errors.BackwardError`; differentiate
+    :func:`plugrad.linalg.qr` instead.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.geqrf(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    geqrf(a=tensor([[-5.0000, -2.2000],
+            [ 0.5000,  0.4000]]), tau=tensor([1.6000, 0.0000]))
+    """
+    a, tau = _linalg._geqrf(_tensor("geqrf", input))
+    if input.requires_grad and is_grad_enabled():
+        # As PyTorch's: results that require grad, and a backward pass that refuses.
+        edges = (input._edge or input,)
+        reason = (
+            "geqrf() has no derivative (PyTorch's neither): a gradient reached its result. "
+            "Differentiate through plugrad.linalg.qr(A) instead, or detach A before geqrf"
+        )
+        a, tau = _refusing(a, edges, reason), _refusing(tau, edges, reason)
+    return _return_types.geqrf(a, tau)
+
+
+@takes_out
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+    """PyTorch's ``orgqr(A, tau)``: :func:`plugrad.linalg.householder_product`, the first
+    ``n`` columns of the ``Q`` that :func:`geqrf`'s ``(a, tau)`` stand for.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> a, tau = plugrad.geqrf(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> a.orgqr(tau)
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    """
+    return _linalg._householder_product("orgqr", input, input2)
+
+
+@takes_out
+def ormqr(
+    input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False
+) -> Tensor:
+    """PyTorch's ``ormqr(A, tau, other)``: ``Q @ other`` for the ``m x m`` ``Q`` of
+    :func:`geqrf`'s ``(a, tau)``, without forming ``Q``.
+
+    ``left=False`` gives ``other @ Q``; ``transpose=True`` uses ``Q``'s conjugate
+    transpose. ``tau`` has ``min(m, n)`` elements; the batch dimensions of all three
+    are equal (they do not broadcast). Differentiable in all three.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> a, tau = plugrad.geqrf(plugrad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> plugrad.ormqr(a, tau, plugrad.tensor([[1.0], [0.0]]), transpose=True)
+    tensor([[-0.6000],
+            [-0.8000]])
+    """
+    return _linalg._ormqr(input, input2, input3, left, transpose)
 
 
 lu_unpack = _linalg.lu_unpack

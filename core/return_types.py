@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "frexp",
+    "geqrf",
     "histogram",
     "histogramdd",
     "linalg_cholesky_ex",
@@ -176,6 +177,14 @@ class linalg_solve_ex(NamedTuple):
 
     result: Any
     info: Any
+
+
+class geqrf(NamedTuple):
+    """The packed ``a`` (``R`` and the Householder vectors) and the ``tau`` of
+    :func:`plugrad.geqrf`."""
+
+    a: Any
+    tau: Any
 
 
 class linalg_cholesky_ex(NamedTuple):
