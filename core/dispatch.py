@@ -1346,9 +1346,16 @@ def _retell_dtype_error(
         _name_third_party_kernel(op, device, error)
         return
     dtypes = ", ".join(x.dtype.name if isinstance(x, Tensor) else type(x).__name__ for x in inputs)
+    advice = "cast first, e.g. x.to(plugrad.float32)"
+    if any(isinstance(x, Tensor) and x.dtype.kind == "complex floating" for x in inputs):
+        # (a cast to a real dtype would drop the imaginary parts)
+        advice = (
+            "compute it from the real and imaginary parts (x.real, x.imag), or on a backend "
+            "whose kernel takes complex numbers (numpy)"
+        )
     raise DtypeError(
         f"{op.name}(): the {device.backend.name} kernel does not take inputs of dtype "
-        f"{dtypes} ({text}); cast first, e.g. x.to(plugrad.float32)"
+        f"{dtypes} ({text}); {advice}"
     ) from error
 
 

@@ -431,10 +431,17 @@ atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
 
 
 def _atan2_grad(xp: Any, g: Any, numerator: Any, denominator: Any, sign: float) -> Any:
-    radius = numerator * numerator + denominator * denominator
-    # NOTE: at the origin the formula is 0/0; the gradient there is 0, as in PyTorch.
+    # d / (n**2 + d**2) with both divided by s = max(|n|, |d|) first: the squares underflow
+    # to 0 below 1e-154 in float64 (the angle of 1e-170+1e-170j had gradient 0, not 5e169).
+    # Where s is 0, inf or NaN it is 1: the plain formula, 0/0 at the origin, where the
+    # gradient is 0, as in PyTorch.
+    scale = xp.maximum(xp.abs(numerator), xp.abs(denominator))
+    scaled = xp.isfinite(scale) & (scale != 0)
+    scale = xp.where(scaled, scale, 1.0)
+    n, d = numerator / scale, denominator / scale
+    radius = n * n + d * d
     origin = radius == 0
-    return xp.where(origin, 0.0, sign * g * denominator / xp.where(origin, 1.0, radius))
+    return xp.where(origin, 0.0, sign * g * d / (xp.where(origin, 1.0, radius) * scale))
 
 
 atan2 = op(

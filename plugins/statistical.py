@@ -17,6 +17,7 @@ default, where the functions follow the standard (``correction=0``).
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import numbers
 import types
@@ -475,18 +476,34 @@ def _at_or_past_the_count(x: Any, axis: Any, correction: Any) -> bool:
         return False
 
 
+def _complex_var(xp: Any, x: Any, /, **params: Any) -> Any:
+    """The variance of a complex ``x`` (the mean of ``|x - mean|**2``) from its parts' own:
+    the standard's ``var`` and ``std`` take real floats only (array-api-strict refuses)."""
+    return xp.var(xp.real(x), **params) + xp.var(xp.imag(x), **params)
+
+
+def _complex_std(xp: Any, x: Any, /, **params: Any) -> Any:
+    return xp.sqrt(_complex_var(xp, x, **params))
+
+
 @half_in_float32
 def _var(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
+    spread = xp.var
+    if xp.isdtype(x.dtype, "complex floating"):
+        spread = functools.partial(_complex_var, xp)
     if _at_or_past_the_count(x, axis, correction):
-        return _past_the_count(xp, xp.var, x, axis, keepdims)
-    return xp.var(x, axis=axis, correction=correction, keepdims=keepdims)
+        return _past_the_count(xp, spread, x, axis, keepdims)
+    return spread(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
 @half_in_float32
 def _std(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
+    spread = xp.std
+    if xp.isdtype(x.dtype, "complex floating"):
+        spread = functools.partial(_complex_std, xp)
     if _at_or_past_the_count(x, axis, correction):
-        return _past_the_count(xp, xp.std, x, axis, keepdims)
-    return xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
+        return _past_the_count(xp, spread, x, axis, keepdims)
+    return spread(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
 var = op("var", _var, vjp=_var_grad, promotion="float",
