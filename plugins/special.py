@@ -148,7 +148,8 @@ def _cot_pi(xp: Any, r: Any) -> Any:
     derivatives of ``cot`` multiply it by up to ``n!``)."""
     near_half = xp.abs(r) > 0.25
     tangent = xp.tan(math.pi * xp.where(near_half, r - 0.5 * xp.sign(r), r))
-    return xp.where(near_half, -tangent, 1.0 / tangent)
+    # (the division only where it is taken: tan is 0 at r = +-1/2, a warning of NumPy's)
+    return xp.where(near_half, -tangent, 1.0 / xp.where(near_half, 1.0, tangent))
 
 
 def _digamma_values(xp: Any, x: Any) -> Any:

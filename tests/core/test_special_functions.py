@@ -781,3 +781,18 @@ def test_gradients_far_out_where_their_formulas_cancel() -> None:
         float(mpmath.exp(v) * (mpmath.besselk(0, v) - mpmath.besselk(1, v))) for v in (1e4, 30.0)
     ]
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-7)
+
+
+def test_digamma_and_polygamma_at_half_integers_warn_of_nothing() -> None:
+    # cot(pi r) divided by tan(pi r) = 0 at r = 1/2 in a branch not taken, and NumPy warned
+    # "divide by zero" at digamma(0.5). (Under pytest's "error" filter the per-op path
+    # computes again without the warning, so it is recorded here under "always".)
+    import warnings
+
+    x = plugrad.tensor([0.5, -0.5, -1.5, 2.5], dtype=plugrad.float64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = [plugrad.special.digamma(x), plugrad.special.polygamma(2, x)]
+    assert [str(w.message) for w in caught] == []
+    np.testing.assert_allclose(values[0].numpy(), sc.digamma(x.numpy()), rtol=1e-13)
+    np.testing.assert_allclose(values[1].numpy(), sc.polygamma(2, x.numpy()), rtol=1e-13)
