@@ -16,8 +16,8 @@ constraint raises :class:`plugrad.errors.InvalidArgumentError`, a
 :data:`transform_to` (:mod:`~plugrad.distributions.constraint_registry`)
 give the map from the reals onto a constraint.
 
-Not written yet: ``OneHotCategoricalStraightThrough`` and the ``ExponentialFamily``
-base class.
+The families that PyTorch derives from :class:`ExponentialFamily` derive from
+it here too, so ``isinstance`` tests agree.
 
 Examples
 --------
@@ -39,8 +39,15 @@ from .constraint_registry import biject_to, transform_to
 from .continuous import Exponential, Laplace, Uniform
 from .continuous_bernoulli import ContinuousBernoulli
 from .counts import Binomial, Multinomial, NegativeBinomial, Poisson
-from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
+from .discrete import (
+    Bernoulli,
+    Categorical,
+    Geometric,
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+)
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from .generalized_pareto import GeneralizedPareto
 from .independent import Independent
@@ -110,6 +117,7 @@ __all__ = [
     "ExpRelaxedCategorical",
     "ExpTransform",
     "Exponential",
+    "ExponentialFamily",
     "FisherSnedecor",
     "Gamma",
     "GeneralizedPareto",
@@ -134,6 +142,7 @@ __all__ = [
     "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
     "Pareto",
     "Poisson",
     "PositiveDefiniteTransform",

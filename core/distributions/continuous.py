@@ -12,6 +12,7 @@ from ..random import rand
 from ..tensor import Tensor
 from . import constraints
 from .distribution import _Elementwise, _LocScale
+from .exp_family import ExponentialFamily
 
 __all__ = ["Exponential", "Laplace", "Uniform"]
 
@@ -150,7 +151,7 @@ class Laplace(_LocScale):
         return 1 + _ops.log(2 * self.scale)
 
 
-class Exponential(_Elementwise):
+class Exponential(_Elementwise, ExponentialFamily):
     """The exponential distribution with ``rate`` (the inverse of its mean).
 
     Parameters
@@ -170,10 +171,19 @@ class Exponential(_Elementwise):
     arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
     rate: Tensor
 
     def __init__(self, rate: Tensor | float, validate_args: bool | None = None) -> None:
         self._set_parameters(validate_args, rate=rate)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``-log(-theta)``: ``-log(rate)``."""
+        return -_ops.log(-natural_params[0])
 
     @property
     def mean(self) -> Tensor:

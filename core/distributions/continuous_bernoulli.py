@@ -15,12 +15,13 @@ from ..random import rand
 from ..tensor import Size, Tensor
 from . import constraints
 from .discrete import _BinaryParameters
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(_BinaryParameters):
+class ContinuousBernoulli(_BinaryParameters, ExponentialFamily):
     """The continuous Bernoulli distribution on ``[0, 1]``: density proportional to
     ``p**x (1 - p)**(1 - x)`` (Loaiza-Ganem and Cunningham, 2019).
 
@@ -52,6 +53,7 @@ class ContinuousBernoulli(_BinaryParameters):
 
     support = constraints.unit_interval
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(
         self,
@@ -117,6 +119,21 @@ class ContinuousBernoulli(_BinaryParameters):
         x = (self.probs - 0.5) ** 2
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
         return _ops.where(self._outside_unstable_region(), self._narrowed(log_norm), taylor)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.logits,)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``log((exp(theta) - 1) / theta)``; near 0, within ``lims`` moved onto the
+        logits (``lims - 1/2``, as PyTorch's), its Taylor expansion."""
+        (x,) = natural_params
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = _ops.where(outside, x, self._lims[0] - 0.5)  # away from 0 where not used
+        exact = _ops.log(_ops.abs(_ops.expm1(cut))) - _ops.log(_ops.abs(cut))
+        squared = x**2
+        taylor = 0.5 * x + squared / 24.0 - squared**2 / 2880.0
+        return _ops.where(outside, exact, taylor)
 
     @property
     def mean(self) -> Tensor:

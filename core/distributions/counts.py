@@ -19,13 +19,14 @@ from ..tensor import Tensor
 from . import constraints
 from .discrete import _BinaryParameters, _CategoricalBacked, _one_of
 from .distribution import Distribution, _Elementwise
+from .exp_family import ExponentialFamily
 from .gamma import Gamma
 from .utils import broadcast_all
 
 __all__ = ["Binomial", "Multinomial", "NegativeBinomial", "Poisson"]
 
 
-class Poisson(_Elementwise):
+class Poisson(_Elementwise, ExponentialFamily):
     """The number of events of a Poisson process of ``rate`` in unit time.
 
     ``P(k) = rate**k exp(-rate) / k!`` for ``k = 0, 1, ...``; samples are floats
@@ -55,6 +56,14 @@ class Poisson(_Elementwise):
 
     def __init__(self, rate: Tensor | float, validate_args: bool | None = None) -> None:
         self._set_parameters(validate_args, rate=rate)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (_ops.log(self.rate),)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``exp(theta)``: the rate."""
+        return _ops.exp(natural_params[0])
 
     @property
     def mean(self) -> Tensor:

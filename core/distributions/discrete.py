@@ -19,6 +19,7 @@ from ..random import bernoulli, multinomial, rand
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _Elementwise
+from .exp_family import ExponentialFamily
 from .utils import (
     broadcast_all,
     lazy_property,
@@ -27,7 +28,13 @@ from .utils import (
     probs_to_logits,
 )
 
-__all__ = ["Bernoulli", "Categorical", "Geometric", "OneHotCategorical"]
+__all__ = [
+    "Bernoulli",
+    "Categorical",
+    "Geometric",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+]
 
 
 def _one_of(name: str, probs: Any, logits: Any) -> None:
@@ -76,7 +83,7 @@ class _BinaryParameters(_Elementwise):
         return probs_to_logits(self.probs, is_binary=True)
 
 
-class Bernoulli(_BinaryParameters):
+class Bernoulli(_BinaryParameters, ExponentialFamily):
     """1 with probability ``probs`` (``sigmoid(logits)``), else 0.
 
     Parameters
@@ -97,6 +104,15 @@ class Bernoulli(_BinaryParameters):
 
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.logits,)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``log(1 + exp(logits))``."""
+        return _ops.logaddexp(natural_params[0], 0.0)
 
     @property
     def mean(self) -> Tensor:
@@ -453,4 +469,36 @@ class OneHotCategorical(_CategoricalBacked, _CategoricalParameters):
         return _ops.broadcast_to(values, (k, *self._batch_shape, k)) if expand else values
 
     def __repr__(self) -> str:
-        return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)
+        return repr(self._categorical).replace("Categorical", type(self).__name__, 1)
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A :class:`OneHotCategorical` with ``rsample``: the straight-through estimator
+    (Bengio et al., 2013).
+
+    ``rsample`` returns the one-hot draw, with the gradient of ``probs``: in
+    the backward pass the draw counts as ``probs`` itself, a biased but
+    low-variance stand-in for the gradient of the discrete choice.
+
+    Parameters
+    ----------
+    probs, logits : Tensor, optional
+        As for :class:`OneHotCategorical`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.distributions import OneHotCategoricalStraightThrough
+    >>> logits = plugrad.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    >>> x = OneHotCategoricalStraightThrough(logits=logits).rsample()
+    >>> bool(x.sum() == 1), x.requires_grad
+    (True, True)
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        """``sample(sample_shape) + probs - probs.detach()``: the draw's values, ``probs``'s
+        gradient."""
+        probs = self.probs
+        return self.sample(sample_shape) + (probs - probs.detach())

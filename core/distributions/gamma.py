@@ -29,7 +29,8 @@ from ..random import rand, randn
 from ..special import gammainc
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution, _Elementwise
+from .distribution import _Elementwise
+from .exp_family import ExponentialFamily
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
 from .utils import _first_accepted, broadcast_all
@@ -109,7 +110,7 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     return _StandardGamma.apply(_draw_standard_gamma(concentration.detach()), concentration)
 
 
-class Gamma(_Elementwise):
+class Gamma(_Elementwise, ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
     Parameters
@@ -144,6 +145,17 @@ class Gamma(_Elementwise):
         validate_args: bool | None = None,
     ) -> None:
         self._set_parameters(validate_args, concentration=concentration, rate=rate)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``lgamma(theta1 + 1) - (theta1 + 1) log(-theta2)``."""
+        x, y = natural_params
+        return lgamma(x + 1) - (x + 1) * _ops.log(-y)
 
     @property
     def mean(self) -> Tensor:
@@ -222,7 +234,7 @@ def _dirichlet_mode(concentration: Tensor) -> Tensor:
     return _ops.where(all_below, first, mode)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution over the probability simplex, with ``concentration``.
 
     Parameters
@@ -258,6 +270,15 @@ class Dirichlet(Distribution):
         self.concentration = concentration
         shape = tuple(concentration.shape)
         super().__init__(shape[:-1], shape[-1:], validate_args=validate_args)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``sum(lgamma(theta)) - lgamma(sum(theta))`` over the categories."""
+        (x,) = natural_params
+        return _ops.sum(lgamma(x), axis=-1) - lgamma(_ops.sum(x, axis=-1))
 
     def _expand_into(self, new: Any, batch_shape: tuple[int, ...]) -> None:
         event = tuple(self.event_shape)
@@ -304,7 +325,7 @@ class Dirichlet(Distribution):
         return log_beta + (total - size) * digamma(total) - _ops.sum((c - 1) * digamma(c), axis=-1)
 
 
-class Beta(_Elementwise):
+class Beta(_Elementwise, ExponentialFamily):
     """The beta distribution on ``[0, 1]``, with ``concentration1`` (alpha) and
     ``concentration0`` (beta).
 
@@ -340,6 +361,15 @@ class Beta(_Elementwise):
         self._set_parameters(
             validate_args, concentration1=concentration1, concentration0=concentration0
         )
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``log B(theta1, theta2)``."""
+        x, y = natural_params
+        return lgamma(x) + lgamma(y) - lgamma(x + y)
 
     @property
     def _total(self) -> Tensor:

@@ -11,13 +11,14 @@ from ..random import randn
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, _LocScale
+from .exp_family import ExponentialFamily
 
 __all__ = ["LogNormal", "Normal"]
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
 
     Parameters
@@ -43,6 +44,17 @@ class Normal(_LocScale):
     """
 
     support = constraints.real
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        precision = self.scale**-2
+        return (self.loc * precision, -0.5 * precision)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``-theta1**2 / (4 theta2) + log(-pi / theta2) / 2``."""
+        x, y = natural_params
+        return -0.25 * x**2 / y + 0.5 * _ops.log(-math.pi / y)
 
     @property
     def stddev(self) -> Tensor:

@@ -24,7 +24,7 @@ from ..pytorch_names import diag_embed, digamma, lgamma
 from ..random import randn
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma
 from .multivariate_normal import MatrixForms, the_matrix_given
 
@@ -51,7 +51,7 @@ def _multivariate_digamma(x: Tensor, p: int) -> Tensor:
     return total
 
 
-class Wishart(MatrixForms, Distribution):
+class Wishart(MatrixForms, ExponentialFamily):
     """The Wishart distribution of ``p x p`` positive-definite matrices, with ``df`` degrees
     of freedom and a scale matrix ``Sigma``.
 
@@ -90,6 +90,7 @@ class Wishart(MatrixForms, Distribution):
 
     support = constraints.positive_definite
     has_rsample = True
+    _mean_carrier_measure = 0
     df: Tensor
 
     @property
@@ -234,6 +235,20 @@ class Wishart(MatrixForms, Distribution):
             + (df - size - 1) / 2 * log_det
             - trace / 2
         )
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        size = self._event_shape[-1]
+        return (-self.precision_matrix / 2, (self.df - size - 1) / 2)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        """``(theta2 + (p + 1) / 2) (p log 2 - log det(-2 theta1))`` plus the log of the
+        multivariate gamma function of ``theta2 + (p + 1) / 2``."""
+        x, y = natural_params
+        size = self._event_shape[-1]
+        half_df = y + (size + 1) / 2
+        log_det = _linalg.slogdet(-2 * x).logabsdet
+        return half_df * (size * math.log(2) - log_det) + _multivariate_lgamma(half_df, size)
 
     def entropy(self) -> Tensor:
         df, size = self.df, self._event_shape[-1]

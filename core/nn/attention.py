@@ -10,19 +10,27 @@ every backend. As in PyTorch, a boolean mask means opposite things in the two
 APIs: for :func:`scaled_dot_product_attention` True marks a key that takes part,
 for :class:`MultiheadAttention` (``attn_mask`` and ``key_padding_mask``) True
 marks one that is left out. A floating mask is added to the scores in both.
+
+It is PyTorch's ``torch.nn.attention`` too: :class:`SDPBackend` and
+:func:`sdpa_kernel`, which choose the kernels of
+:func:`scaled_dot_product_attention` (plugrad has one, see there).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+import enum
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
 from ..creation import empty
-from ..errors import InvalidArgumentError
+from ..errors import ArgumentError, InvalidArgumentError, checked_bool
 from ..tensor import Tensor
 from . import init
 from .functional import (
     _check_tensor,
+    _enable_sdpa_kernels,
     _positive_int,
     _probability,
     multi_head_attention_forward,
@@ -38,8 +46,10 @@ if TYPE_CHECKING:
 __all__ = [
     "MultiheadAttention",
     "NonDynamicallyQuantizableLinear",
+    "SDPBackend",
     "multi_head_attention_forward",
     "scaled_dot_product_attention",
+    "sdpa_kernel",
 ]
 
 # -- the layer ----------------------------------------------------------------------------
@@ -245,3 +255,105 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             output = _ops.swapaxes(output, 0, 1)
         return output, weights
+
+
+# -- the kernels of scaled_dot_product_attention -------------------------------------------
+
+
+class SDPBackend(enum.Enum):
+    """PyTorch's kernels of :func:`scaled_dot_product_attention`, to name in
+    :func:`sdpa_kernel`: its members, with its values (``int(member)`` gives them).
+
+    plugrad has one kernel: it computes the math form whichever is named.
+
+    Examples
+    --------
+    >>> from plugrad.nn.attention import SDPBackend
+    >>> SDPBackend.MATH, int(SDPBackend.FLASH_ATTENTION)
+    (<SDPBackend.MATH: 0>, 1)
+    """
+
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __index__(self) -> int:
+        return int(self.value)
+
+
+def sdpa_kernel(
+    backends: SDPBackend | list[SDPBackend], set_priority: bool = False
+) -> contextlib.AbstractContextManager[dict[str, Any]]:
+    """Enable only the kernels ``backends`` for :func:`scaled_dot_product_attention`, within
+    a ``with`` block (or a function it decorates); the setting before is restored after.
+
+    plugrad has one kernel, the math form, and computes it whatever is enabled:
+    the results are the same under any list. What the list changes is which
+    calls raise, as on PyTorch's CPU, whose kernels are ``MATH`` (which runs
+    every call) and ``FLASH_ATTENTION`` (which runs float inputs of 4 axes
+    ``(batch, heads, positions, features)``, one batch size and number of heads
+    in query, key and value (or grouped-query heads with ``enable_gqa``), one
+    number of features, no dropout and a mask of 2 or 4 axes, if any). A call
+    that no enabled kernel runs raises :class:`plugrad.errors.InvalidArgumentError`
+    (a ``RuntimeError``, as PyTorch's), when it is made, not when the block
+    is entered. Those are the CPU's rules on every backend: PyTorch's GPU
+    kernels (``EFFICIENT_ATTENTION``, ``CUDNN_ATTENTION``) are not emulated.
+    The setting is process-wide, as PyTorch's, and nests.
+
+    Parameters
+    ----------
+    backends : SDPBackend or list of SDPBackend
+        The kernels to enable; the others are disabled.
+    set_priority : bool
+        In PyTorch, whether the list's order is the kernels' order of
+        preference; with one kernel, it changes nothing here.
+
+    Returns
+    -------
+    context manager
+        Entered, it gives an empty dict, as PyTorch's.
+
+    Raises
+    ------
+    ArgumentError
+        ``backends`` is not an :class:`SDPBackend` or a list of them, or
+        ``set_priority`` is not a bool.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> from plugrad.nn.attention import SDPBackend, sdpa_kernel
+    >>> q = plugrad.ones(1, 1, 2, 4)
+    >>> with sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]):
+    ...     F.scaled_dot_product_attention(q, q, q).shape
+    (1, 1, 2, 4)
+    >>> with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+    ...     F.scaled_dot_product_attention(q, q, q)
+    Traceback (most recent call last):
+    ...
+    plugrad.errors.InvalidArgumentError: scaled_dot_product_attention(): no kernel ...
+    """
+    kernels = [backends] if isinstance(backends, SDPBackend) else backends
+    if not isinstance(kernels, list) or not all(isinstance(k, SDPBackend) for k in kernels):
+        raise ArgumentError(
+            "sdpa_kernel(): backends must be an SDPBackend or a list of them, got "
+            f"{backends!r}; e.g. sdpa_kernel([SDPBackend.MATH])"
+        )
+    checked_bool("sdpa_kernel(): set_priority", set_priority)
+    return _kernels_enabled(frozenset(kernel.name for kernel in kernels))
+
+
+@contextlib.contextmanager
+def _kernels_enabled(names: frozenset[str]) -> Iterator[dict[str, Any]]:
+    previous = _enable_sdpa_kernels(names)
+    try:
+        yield {}
+    finally:
+        _enable_sdpa_kernels(previous)

@@ -171,8 +171,10 @@ __all__ = [
     "celu_",
     "max_pool1d_with_indices",
     "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
     "fractional_max_pool2d",
     "fractional_max_pool3d",
     "fractional_max_pool2d_with_indices",
@@ -4891,6 +4893,32 @@ def max_pool2d_with_indices(
     )
 
 
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: int | tuple[int, ...],
+    stride: int | tuple[int, ...] | None = None,
+    padding: int | tuple[int, ...] = 0,
+    dilation: int | tuple[int, ...] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool3d`'s values and indices, whatever ``return_indices`` says (PyTorch's).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> values, indices = F.max_pool3d_with_indices(plugrad.arange(8.0).reshape(1, 2, 2, 2), 2)
+    >>> values, indices
+    (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+    del return_indices
+    return cast(
+        "tuple[Tensor, Tensor]",
+        max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True),
+    )
+
+
 def adaptive_max_pool1d_with_indices(
     input: Tensor, output_size: int | tuple[int], return_indices: bool = True
 ) -> tuple[Tensor, Tensor]:
@@ -4907,6 +4935,24 @@ def adaptive_max_pool2d_with_indices(
     """:func:`adaptive_max_pool2d`'s values and indices (PyTorch's form; see above)."""
     del return_indices
     return cast("tuple[Tensor, Tensor]", adaptive_max_pool2d(input, output_size, True))
+
+
+def adaptive_max_pool3d_with_indices(
+    input: Tensor,
+    output_size: int | tuple[int | None, ...],
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool3d`'s values and indices (PyTorch's form; see above).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> F.adaptive_max_pool3d_with_indices(plugrad.arange(8.0).reshape(1, 2, 2, 2), 1)
+    (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+    del return_indices
+    return cast("tuple[Tensor, Tensor]", adaptive_max_pool3d(input, output_size, True))
 
 
 # -- fractional maximum pooling -----------------------------------------------------------
@@ -6374,6 +6420,9 @@ def scaled_dot_product_attention(
     """``softmax(query @ key.T * scale + mask) @ value`` over any leading batch axes.
 
     The batch axes of the three inputs (and of the mask) broadcast together.
+    This math form is plugrad's one kernel; within
+    :func:`plugrad.nn.attention.sdpa_kernel` a call that none of the enabled
+    kernels of PyTorch's CPU would run raises, as there.
 
     Parameters
     ----------
@@ -6444,6 +6493,8 @@ def scaled_dot_product_attention(
             f"{_SDPA}(): give attn_mask or is_causal=True, not both (a causal mask "
             "combined with another: pass their combination as attn_mask)"
         )
+    if _sdpa_kernels is not None:  # inside plugrad.nn.attention.sdpa_kernel
+        _refuse_without_kernel(query, key, value, attn_mask, dropout_p, enable_gqa)
     if enable_gqa:
         key, value = _share_heads(query, key, value)
     scores = _ops.matmul(query, _ops.swapaxes(key, -2, -1))
@@ -6458,6 +6509,75 @@ def scaled_dot_product_attention(
     if dropout_p > 0:
         weights = dropout(weights, dropout_p, training=True)
     return _ops.matmul(weights, value)
+
+
+# -- the kernels sdpa_kernel enables -------------------------------------------------------
+
+# The names of the SDPBackend members that plugrad.nn.attention.sdpa_kernel enabled; None
+# outside it (all enabled), so that the call then pays one test.
+_sdpa_kernels: frozenset[str] | None = None
+
+
+def _enable_sdpa_kernels(names: frozenset[str] | None) -> frozenset[str] | None:
+    """Enable the kernels ``names`` (``None``: all) for :func:`scaled_dot_product_attention`
+    and return the previous setting, to restore: the work of
+    :func:`plugrad.nn.attention.sdpa_kernel`."""
+    global _sdpa_kernels
+    previous, _sdpa_kernels = _sdpa_kernels, names
+    return previous
+
+
+def _refuse_without_kernel(
+    query: Tensor, key: Tensor, value: Tensor, mask: Any, dropout_p: float, gqa: bool
+) -> None:
+    """Raise where PyTorch's CPU dispatch finds no enabled kernel for the call.
+
+    plugrad computes the math form whatever is enabled; this keeps the errors of
+    PyTorch's CPU, whose kernels are the math one, which runs everything, and the
+    flash one, which runs only the calls :func:`_flash_refusal` lets through.
+    """
+    enabled = cast("frozenset[str]", _sdpa_kernels)
+    if "MATH" in enabled:
+        return
+    named = ", ".join(sorted(enabled)) or "none"
+    if "FLASH_ATTENTION" not in enabled:
+        raise InvalidArgumentError(
+            f"{_SDPA}(): no kernel that runs on the CPU is enabled (sdpa_kernel enabled: "
+            f"{named}); PyTorch's CPU kernels are MATH and FLASH_ATTENTION: add "
+            "SDPBackend.MATH to sdpa_kernel's list"
+        )
+    reason = _flash_refusal(query, key, value, mask, dropout_p, gqa)
+    if reason is not None:
+        raise InvalidArgumentError(
+            f"{_SDPA}(): no available kernel: sdpa_kernel enabled {named}, and PyTorch's CPU "
+            f"flash-attention kernel {reason}; add SDPBackend.MATH to sdpa_kernel's list"
+        )
+
+
+def _flash_refusal(
+    query: Tensor, key: Tensor, value: Tensor, mask: Any, dropout_p: float, gqa: bool
+) -> str | None:
+    """Why PyTorch's CPU flash-attention kernel would not take the call (its first reason,
+    in its order), or ``None`` where it would."""
+    shapes = f"{query.shape}, {key.shape} and {value.shape}"
+    if dropout_p > 0:
+        return f"takes no dropout, got dropout_p={dropout_p}"
+    if not query.ndim == key.ndim == value.ndim == 4:
+        return f"needs 4-d query, key and value (batch, heads, positions, features), got {shapes}"
+    if not query.shape[0] == key.shape[0] == value.shape[0]:
+        return f"needs one batch size (axis 0) in query, key and value, got {shapes}"
+    heads, key_heads = query.shape[1], key.shape[1]
+    grouped = gqa and key_heads == value.shape[1] and heads % key_heads == 0
+    if not (heads == key_heads == value.shape[1] or grouped):
+        return (
+            "needs one number of heads (axis 1) in query, key and value (with enable_gqa=True, "
+            f"a multiple in query of key's and value's one), got {shapes}"
+        )
+    if mask is not None and _check_tensor("attn_mask", _SDPA, mask).ndim not in (2, 4):
+        return f"needs a 2-d or 4-d attn_mask, got one of shape {mask.shape}"
+    if not query.shape[-1] == key.shape[-1] == value.shape[-1]:
+        return f"needs one number of features (last axis) in query, key and value, got {shapes}"
+    return None
 
 
 def _share_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
