@@ -697,12 +697,23 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
     if is_half(xp, x.dtype):  # 100.1 * 1000 overflows float16: scaled in float32
         return xp.astype(_torch_round(xp, xp.astype(x, xp.float32), decimals=decimals), x.dtype)
     places = decimals if decimals > 0 else -decimals  # (abs is the op here)
-    # Past float64's range the scale is inf and the result NaN, as PyTorch's (not an error).
-    scale = 10.0**places if places <= 308 else math.inf
+    finfo = xp.finfo(x.dtype)
+    if places > 308 or 10.0**places > finfo.max:
+        # A scale past the dtype's range (PyTorch's result: NaN): each finite x is its own
+        # rounding to that many places, and rounds to 0 (of its sign) at that many tens.
+        if decimals > 0:
+            return xp.asarray(x, copy=True)
+        finite = xp.isfinite(x)
+        return xp.where(finite, xp.where(finite, x, 0) * 0, x)
     # Of x's shape: XLA turns a division by a scalar into a product with its reciprocal,
     # a unit in the last place off (JAX's -96.7 came out -96.700005, 1 in 4 of float32's).
-    scale = xp.full(x.shape, scale, dtype=xp.finfo(x.dtype).dtype, device=device_of(x))
-    return xp.round(x * scale) / scale if decimals > 0 else xp.round(x / scale) * scale
+    scale = xp.full(x.shape, 10.0**places, dtype=finfo.dtype, device=device_of(x))
+    if decimals < 0:
+        return xp.round(x / scale) * scale
+    # Where x * scale would overflow, x is a whole number of 10**-decimals already
+    # (PyTorch's result there: inf).
+    whole = xp.abs(x) > finfo.max / 10.0**places
+    return xp.where(whole, x, xp.round(xp.where(whole, 0, x) * scale) / scale)
 
 
 round = op("round", _bools_as_they_are("round"), vjp=_zero, methods={"round": _torch_round},

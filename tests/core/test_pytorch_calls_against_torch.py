@@ -361,6 +361,23 @@ def test_rounding_integers_to_decimal_places_is_refused_as_in_pytorch():
         torch.round(torch.tensor([12, -17, 25]), decimals=-1)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rounding_to_decimal_places_past_the_dtypes_range_gives_the_rounded_values(dtype):
+    # 10**decimals past float32's range was a ScalarRangeError naming full(); x * 10**decimals
+    # overflowing gave inf; PyTorch gives NaN and inf there.
+    values = [1.25, -2.5, 1e30, 3e38, float("inf"), float("nan"), 0.0]
+    x = plugrad.tensor(values, dtype=getattr(plugrad, dtype))
+    cases = {50: values, 400: values, 20: values, -39: [0.0, -0.0, 0.0, 0.0, *values[4:]]}
+    for decimals, expected in cases.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (an inf * 0 warned of itself on NumPy)
+            got = plugrad.round(x, decimals=decimals).numpy()
+        np.testing.assert_array_equal(got, np.array(expected, dtype=dtype), strict=True)
+        assert np.array_equal(np.signbit(got), np.signbit(np.array(expected)))
+    halves = plugrad.round(x, decimals=1).numpy()[:2]  # to even
+    np.testing.assert_array_equal(halves, np.array([1.2, -2.5], dtype=dtype))
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "int8"])
 def test_logit_of_integers_is_taken_of_their_values(dtype):
     # 1 - x was computed in the integers' dtype: a uint8 3 gave log(3 / 254).
