@@ -59,8 +59,17 @@ def get_backend(name: str) -> Backend:
     except KeyError:
         raise UnknownBackendError(
             f"no backend named {name!r} is registered; registered backends: "
-            f"{', '.join(sorted(_state.backends)) or 'none'}"
+            f"{', '.join(sorted(_state.backends)) or 'none'}{_dtype_hint(name)}"
         ) from None
+
+
+def _dtype_hint(name: Any) -> str:
+    """Where a dtype's name was given for a device (``x.to("float64")``): what to pass."""
+    if name in {dtype.name for dtype in _dtypes.all_dtypes}:
+        return f". {name!r} names a dtype: pass plugrad.{name} (x.to(plugrad.{name}))"
+    if name == "bfloat16":
+        return ". 'bfloat16' names a dtype, which plugrad does not have: use plugrad.float16"
+    return ""
 
 
 def activate(backend: Backend) -> tuple[Device, ...]:

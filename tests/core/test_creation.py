@@ -160,6 +160,17 @@ def test_unknown_device_and_bad_dtype() -> None:
         plugrad.zeros(2, dtype="float32")
 
 
+def test_a_dtype_named_where_a_device_goes_says_what_to_pass() -> None:
+    x = plugrad.ones(2)
+    with pytest.raises(
+        UnknownBackendError, match=r"'float64' names a dtype: pass plugrad\.float64"
+    ):
+        x.to("float64")
+    with pytest.raises(UnknownBackendError, match=r"plugrad does not have: use plugrad\.float16"):
+        x.to("bfloat16")
+    assert x.dtype == plugrad.float32
+
+
 def test_random_generators_are_seedable() -> None:
     a = plugrad.randn(2, 3, generator=plugrad.Generator(seed=0))
     b = plugrad.randn((2, 3), generator=plugrad.Generator(seed=0))
