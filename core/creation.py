@@ -235,6 +235,10 @@ def _apply_default_dtype(array: Any, device: Device) -> Any:
     return array
 
 
+#: Python data whose numbers NumPy converts one by one (float() of each, for a real dtype).
+_DATA = (list, tuple, complex)
+
+
 def _convert(
     data: Any,
     dtype: _dtypes.DType | None,
@@ -272,7 +276,7 @@ def _convert(
             result = xp.asarray(array, dtype=native_dtype, device=target.native)
         else:
             result = xp.asarray(array, dtype=native_dtype, device=target.native, copy=copy)
-    except (BufferError, TypeError, ValueError, OverflowError, NotImplementedError):
+    except (BufferError, TypeError, ValueError, OverflowError, NotImplementedError) as error:
         result = None
         if type(data) in (list, tuple):
             _refuse_ragged(data)
@@ -283,6 +287,13 @@ def _convert(
                 if dtype is None and source is None and not hasattr(data, "dtype"):
                     _check_python_int_range(data, None, target)
                 _check_host_dtype(data, target)  # a library may fail on strings its own way
+                # tensor([1 + 2j], dtype=float32): NumPy's float() of a complex number
+                if dtype is not None and isinstance(error, TypeError) and type(data) in _DATA:
+                    raise DtypeError(
+                        f"the data cannot be held in dtype {dtype.name} ({error}); give a "
+                        "dtype that holds it (complex64 for complex numbers), or convert the "
+                        "numbers first"
+                    ) from error
             raise
     if dtype is None and source is None and not hasattr(data, "dtype"):
         _check_python_int_range(data, result, target)

@@ -770,3 +770,10 @@ def test_pytorchs_layout_and_pin_memory_keywords_are_taken() -> None:
             make(pin_memory=True)
         with pytest.raises(ArgumentError, match="dense"):
             make(layout="sparse_coo")
+
+
+@pytest.mark.parametrize("data", [[1 + 2j], 1 + 2j, [[1.0, 2 + 1j]]])
+def test_complex_numbers_given_a_real_dtype_are_a_dtype_error(data) -> None:
+    # NumPy's float() of a complex number came out as its own TypeError.
+    with pytest.raises(DtypeError, match=r"cannot be held in dtype float32.*complex64"):
+        plugrad.tensor(data, dtype=plugrad.float32)
