@@ -444,6 +444,9 @@ class InstalledTensorMethods:
     def conj_physical(self, *, out: Any = ...) -> Tensor:
         """The complex conjugate, computed now (as every conjugate in plugrad is)."""
 
+    def conj_physical_(self) -> Tensor:
+        """:func:`conj_physical` in place (``x.conj_physical_()``); a real tensor stays as it is."""
+
     def contiguous(self, memory_format: Any = ...) -> Any:
         """PyTorch's ``x.contiguous()``: ``x`` itself if it is contiguous, else a row-major copy."""
 

@@ -20,12 +20,13 @@ from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
 from .errors import ArgumentError, DtypeError, ShapeError
-from .inplace import takes_out
+from .inplace import apply_inplace, takes_out
 from .tensor import Tensor, install_methods
 from .versions import mark_copy_of_view
 
 __all__ = [
     "conj_physical",
+    "conj_physical_",
     "polar",
     "resolve_conj",
     "resolve_neg",
@@ -145,6 +146,24 @@ def conj_physical(input: Tensor) -> Tensor:
     return _ops.conj(input)
 
 
+def conj_physical_(input: Tensor) -> Tensor:
+    """:func:`conj_physical` in place (``x.conj_physical_()``); a real tensor stays as it is.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> z = plugrad.tensor([1 + 2j, -3j])
+    >>> plugrad.conj_physical_(z)
+    tensor([1.-2.j, -0.+3.j])
+    """
+    if not isinstance(input, Tensor):
+        raise ArgumentError(
+            f"conj_physical_() changes a tensor in place, so input must be a Tensor, not "
+            f"{type(input).__name__}; for a new result, call conj_physical() instead"
+        )
+    return apply_inplace(input, _ops.conj, name="conj_physical_()")
+
+
 def resolve_conj(input: Tensor) -> Tensor:
     """``input`` itself: plugrad's conjugates are never lazy, so there is nothing to resolve."""
     return input
@@ -192,6 +211,7 @@ install_methods(
     real=property(_REAL.fget, _set_real, doc=_REAL.__doc__),
     imag=property(_IMAG.fget, _set_imag, doc=_IMAG.__doc__),
     conj_physical=conj_physical,
+    conj_physical_=conj_physical_,
     resolve_conj=resolve_conj,
     resolve_neg=resolve_neg,
     is_conj=_never_lazy,

@@ -150,3 +150,23 @@ def test_the_source_of_view_as_complex_is_not_changed_under_it() -> None:
     y = plugrad.tensor([[5.0, 6.0]])
     y.add_(1)  # a tensor no copy was made from
     assert y.tolist() == [[6.0, 7.0]]
+
+
+def test_conj_physical_in_place_as_pytorch() -> None:
+    # x.conj_physical_() and torch.conj_physical_ were missing (AttributeError).
+    def program(lib, z):
+        w = z * 1
+        assert w.conj_physical_() is w
+        lib.conj_physical_(w[1:])
+        return w.abs() ** 2 + w.real
+
+    values = np.array([1 + 2j, -3j, 0.5 - 1j])
+    ours = plugrad.tensor(values, requires_grad=True)
+    theirs = torch.tensor(values, requires_grad=True)
+    for lib, z in ((plugrad, ours), (torch, theirs)):
+        program(lib, z).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy())
+    x = plugrad.tensor([1.0, -2.0])
+    assert plugrad.conj_physical_(x).tolist() == [1.0, -2.0]
+    with pytest.raises(plugrad.errors.ArgumentError, match="conj_physical_"):
+        plugrad.conj_physical_(values)
