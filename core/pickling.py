@@ -8,8 +8,9 @@ graph, and works across processes (``multiprocessing`` with the ``spawn``
 start method, ``concurrent.futures``, MPI object messages).
 
 Modules and optimizers pickle through their ordinary attributes once their
-tensors do; tensors that one pickle reaches several times (a parameter in a
-model and in its optimizer) come back as one object.
+tensors do (a lazy layer's uninitialized parameters pickle as what they will
+be: see :mod:`plugrad.nn.lazy`); tensors that one pickle reaches several times
+(a parameter in a model and in its optimizer) come back as one object.
 """
 
 from __future__ import annotations
@@ -52,14 +53,7 @@ def _rebuild_tensor(
 ) -> Tensor:
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise SerializationError(f"a pickled tensor names {cls!r}, which is not a Tensor class")
-    try:
-        device = registry.resolve_device(device_name)
-    except BackendError as error:
-        raise SerializationError(
-            f"the pickled tensor lived on {device_name!r}, which is not available here "
-            f"({error}); unpickle it where that backend is installed, or move it with "
-            ".to('cpu') before pickling"
-        ) from error
+    device = unpickled_device(device_name)
     # The host format of Backend.from_host is NumPy's; the numpy backend's namespace makes
     # a host array of the bytes, and the target backend copies it into memory of its own.
     host = registry.resolve_device("numpy").xp.asarray(HostBytes(data, typestr, shape))
@@ -72,6 +66,27 @@ def _rebuild_tensor(
     tensor._hooks = None
     tensor._counter = None
     return tensor
+
+
+def unpickled_device(device_name: str) -> Device:
+    """The device of that name in this process, for a tensor being unpickled; a
+    :class:`~plugrad.errors.SerializationError` saying what to do where it is not here.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.pickling import unpickled_device
+    >>> unpickled_device("numpy") is plugrad.ones(1, backend="numpy").device
+    True
+    """
+    try:
+        return registry.resolve_device(device_name)
+    except BackendError as error:
+        raise SerializationError(
+            f"the pickled tensor lived on {device_name!r}, which is not available here "
+            f"({error}); unpickle it where that backend is installed, or move it with "
+            ".to('cpu') before pickling"
+        ) from error
 
 
 def _reduce_ex(self: Tensor, protocol: Any) -> tuple[Any, ...]:

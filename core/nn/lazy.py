@@ -35,8 +35,9 @@ import inspect
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..creation import empty
-from ..errors import ArgumentError, ShapeError, UninitializedParameterError
+from ..errors import ArgumentError, SerializationError, ShapeError, UninitializedParameterError
 from ..grad_mode import no_grad
+from ..pickling import unpickled_device
 from ..tensor import Tensor, _object_new
 from .conv import (
     Conv1d,
@@ -175,6 +176,27 @@ class _Uninitialized:
         """Itself: there are no values to share (a state dict holds the tensor, as PyTorch's)."""
         return self
 
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """``pickle``: the class, device, dtype and ``requires_grad`` (it has no values);
+        the unpickled tensor is uninitialized too, and gets its shape as this one would.
+
+        Examples
+        --------
+        >>> import pickle, plugrad
+        >>> layer = pickle.loads(pickle.dumps(plugrad.nn.LazyLinear(3)))
+        >>> layer.weight
+        <UninitializedParameter>
+        >>> layer(plugrad.ones((2, 4))).shape
+        (2, 3)
+        """
+        tensor: Any = self
+        arguments = (type(self), tensor._device.name, self.dtype, tensor._requires_grad)
+        # Those the user set (p.no_weight_decay = True), as an ordinary tensor's.
+        attributes = {k: v for k, v in vars(self).items() if k != "_dtype_to_be"}
+        if attributes:
+            return _rebuild_uninitialized, arguments, attributes
+        return _rebuild_uninitialized, arguments
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         original: Any = self
         copied: Any = _object_new(type(self))
@@ -185,6 +207,18 @@ class _Uninitialized:
         copied._edge = copied._grad = copied._hooks = copied._counter = None
         memo[id(self)] = copied
         return copied
+
+
+def _rebuild_uninitialized(
+    cls: type[Any], device_name: str, dtype: DType, requires_grad: bool
+) -> Any:
+    """An uninitialized tensor unpickled (see ``_Uninitialized.__reduce_ex__``)."""
+    if not (isinstance(cls, type) and issubclass(cls, _Uninitialized)):
+        raise SerializationError(
+            f"a pickled uninitialized tensor names {cls!r}, which is not an uninitialized "
+            "tensor class"
+        )
+    return cls(bool(requires_grad), device=unpickled_device(device_name), dtype=dtype)
 
 
 class UninitializedParameter(_Uninitialized, Parameter):

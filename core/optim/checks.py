@@ -12,7 +12,7 @@ import numbers
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from ..errors import ArgumentError, InvalidArgumentError, checked_bool
+from ..errors import ArgumentError, InvalidArgumentError, checked_bool, type_name
 from ..tensor import Tensor
 
 __all__ = [
@@ -163,7 +163,7 @@ def _check_buffer(
     if not isinstance(value, Tensor):
         raise ArgumentError(
             f"state {key!r} of a parameter of shape {param.shape} must be a Tensor, got "
-            f"{type(value).__name__}"
+            f"{type_name(value)}"
         )
     if shape is not None and tuple(value.shape) != shape:
         raise InvalidArgumentError(

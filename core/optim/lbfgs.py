@@ -8,11 +8,11 @@ from typing import Any
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
-from ..errors import ArgumentError, InvalidArgumentError
+from ..errors import ArgumentError, InvalidArgumentError, type_name
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .checks import check_int, check_number
-from .optimizer import Optimizer, ParamsT, _state_value_for
+from .optimizer import Optimizer, ParamsT
 from .updates import overwrite, state_tensor
 
 __all__ = ["LBFGS"]
@@ -172,11 +172,8 @@ class LBFGS(Optimizer):
         >>> again.state[w]["n_iter"], len(again.state[w]["old_dirs"])
         (2, 1)
         """
-        super().load_state_dict(state_dict)
-        for param, entry in self.state.items():
-            for key in _HISTORIES:
-                if key in entry:
-                    entry[key] = [_state_value_for(param, vector) for vector in entry[key]]
+        super().load_state_dict(state_dict)  # (the histories' tensors cast and copied too)
+        for entry in self.state.values():
             # Numbers as numbers: PyTorch saves ro (and H_diag, t) as 0-d tensors, which met
             # the raw arrays of a step in a product with no rule for them (a TypeError).
             if "ro" in entry:
@@ -397,7 +394,7 @@ class LBFGS(Optimizer):
 
 def _check_vector(key: str, value: Any, size: int) -> None:
     if not isinstance(value, Tensor):
-        raise ArgumentError(f"LBFGS state {key!r} must hold Tensors, got {type(value).__name__}")
+        raise ArgumentError(f"LBFGS state {key!r} must hold Tensors, got {type_name(value)}")
     if value.shape != (size,):
         raise InvalidArgumentError(
             f"LBFGS state {key!r} has shape {value.shape}, but the parameters have {size} "

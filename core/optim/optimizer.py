@@ -27,6 +27,7 @@ from ..creation import asarray
 from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError
 from ..grad_mode import enable_grad
 from ..nn.module import zero_grads
+from ..nn.module_state import _casts_exactly, _floating_into_floating
 from ..tensor import Tensor, _wrap
 from ..tensor_hooks import RemovableHandle
 from ..transfer import move_array
@@ -708,11 +709,15 @@ class Optimizer:
         """Restore the state and options saved by :meth:`state_dict`.
 
         The optimizer must have been built over parameters of the same
-        number and shapes, grouped the same way. State tensors are copied to
-        each parameter's device and (floating-point ones) dtype, so the dict
-        can come from another backend, or from the same PyTorch optimizer (its
-        tensors and 0-d step counts are read as they are). On any error
-        nothing changes.
+        number and shapes, grouped the same way. State tensors (those in lists
+        too) are copied to each parameter's device and dtype, as PyTorch's are,
+        so the dict can come from another backend, or from the same PyTorch
+        optimizer (its tensors and 0-d step counts are read as they are). A
+        float state tensor is rounded to the parameter's dtype; one of integers
+        or booleans is taken where the parameter's dtype holds its values
+        exactly, and refused (:class:`~plugrad.errors.DtypeError`) where a cast
+        would change them, as is a complex one for a real parameter. On any
+        error nothing changes.
 
         Parameters
         ----------
@@ -793,7 +798,10 @@ class Optimizer:
                 )
             entry = _numbers_as_numbers(_arrays_as_tensors(entry))
             self._check_state(param, entry, group_of[id(param)])
-            state[param] = {key: _state_value_for(param, value) for key, value in entry.items()}
+            state[param] = {
+                key: _state_value_for(param, value, f"state {key!r} of parameter {index}")
+                for key, value in entry.items()
+            }
         self.param_groups = groups
         self.state = state
         for hook in self._optimizer_load_state_dict_post_hooks:
@@ -870,14 +878,29 @@ _NUMBER_STATE = frozenset({"step", "mu_product", "eta", "mu"})
 
 def _arrays_as_tensors(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     """A saved state entry with other libraries' arrays (a PyTorch optimizer's state, a
-    NumPy array) as plugrad Tensors, as :meth:`Module.load_state_dict` reads them."""
-    if all(isinstance(v, Tensor) or not _is_foreign_array(v) for v in entry.values()):
+    NumPy array), those in lists and tuples too (L-BFGS's histories), as plugrad Tensors,
+    as :meth:`Module.load_state_dict` reads them."""
+    if not any(_holds_foreign_array(v) for v in entry.values()):
         return entry
-    return {k: asarray(v) if _is_foreign_array(v) else v for k, v in entry.items()}
+    return {k: _foreign_as_tensors(v) for k, v in entry.items()}
 
 
 def _is_foreign_array(value: Any) -> bool:
     return not isinstance(value, Tensor) and hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def _holds_foreign_array(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return any(_holds_foreign_array(v) for v in value)
+    return _is_foreign_array(value)
+
+
+def _foreign_as_tensors(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_foreign_as_tensors(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_foreign_as_tensors(v) for v in value)
+    return asarray(value) if _is_foreign_array(value) else value
 
 
 def _numbers_as_numbers(entry: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -896,19 +919,36 @@ def _numbers_as_numbers(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     return converted
 
 
-def _state_value_for(param: Tensor, value: Any) -> Any:
+def _state_value_for(param: Tensor, value: Any, what: str) -> Any:
     """A copy of one saved state value, as the optimizer of ``param`` uses it.
 
-    Tensors are copied onto the parameter's device, floating-point ones in its
-    dtype (a state buffer is updated in place, so it must not alias the dict).
+    Tensors, those in lists and tuples too, are copied onto the parameter's
+    device in its dtype, as PyTorch casts every state tensor but the step
+    count (the step counts, read as numbers before, are not tensors here). A
+    state buffer is updated in place, so it must not alias the dict. A cast
+    that would change values (an integer that the dtype rounds, a complex
+    value into a real parameter) is refused with a
+    :class:`~plugrad.errors.DtypeError` naming ``what``; floats are rounded.
     """
+    if isinstance(value, list):
+        return [_state_value_for(param, v, what) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_state_value_for(param, v, what) for v in value)
     if not isinstance(value, Tensor):
         return value
+    dtype = param.dtype
+    if (
+        value.dtype is not dtype
+        and not _floating_into_floating(value.dtype.kind, dtype.kind)
+        and not _casts_exactly(value, dtype)
+    ):
+        raise DtypeError(
+            f"{what} is {value.dtype.name}, but the optimizer keeps it in its parameter's dtype "
+            f"{dtype.name}, which would change its values; convert it (.to(dtype)) first, or "
+            "load it into a parameter of a dtype that holds them"
+        )
     device = param._device
     array = move_array(value._array, value._device, device)
-    dtype = value.dtype
-    if dtype.kind in ("real floating", "complex floating"):
-        dtype = param.dtype
     array = device.xp.astype(array, device.native_dtype(dtype), copy=True)
     return _wrap(array, device, False, None)
 

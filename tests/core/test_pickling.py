@@ -173,3 +173,24 @@ def test_deepcopy_copies_a_tensor_reached_twice_once_and_a_view_apart_from_its_b
     # The documented difference from PyTorch: the copied view does not follow its copied base.
     assert float(copied["view"][0, 0]) == 4.0
     assert float(base[1, 0]) == 4.0 and copied["view"].shape == (2, 4)
+
+
+def test_an_uninitialized_lazy_model_pickles_and_its_copy_infers_its_shapes_as_torchs() -> None:
+    # Pickling read the values of the uninitialized parameters: UninitializedParameterError.
+    torch = pytest.importorskip("torch")
+    model = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyBatchNorm1d())
+    model[0].weight.tag = "first"
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    copied, copied_opt = round_trip((model, opt))
+    weight = copied[0].weight
+    assert type(weight) is nn.UninitializedParameter and weight.tag == "first"
+    assert weight.requires_grad and weight.dtype == model[0].weight.dtype
+    assert type(copied[2].running_mean) is nn.UninitializedBuffer
+    assert not copied[2].running_mean.requires_grad
+    assert copied_opt.param_groups[0]["params"][0] is weight  # one object, as the original
+    theirs = round_trip(torch.nn.Sequential(torch.nn.LazyLinear(3), torch.nn.ReLU()))
+    assert copied(plugrad.ones((2, 4))).shape == tuple(theirs(torch.ones(2, 4)).shape) == (2, 3)
+    assert type(copied[0]) is nn.Linear and copied[0].weight is weight and weight.shape == (3, 4)
+    assert type(model[0]) is nn.LazyLinear  # the original is as it was
+    no_grad = round_trip(nn.UninitializedParameter(requires_grad=False, dtype=plugrad.float64))
+    assert not no_grad.requires_grad and no_grad.dtype == plugrad.float64

@@ -23,7 +23,7 @@ from ...errors import ArgumentError, DataLoaderWorkerError, InvalidArgumentError
 from ...random import Generator, manual_seed, randint
 from ...tensor import Tensor
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, checked_generator
 
 __all__ = ["DataLoader", "WorkerInfo", "default_collate", "default_convert", "get_worker_info"]
 
@@ -33,7 +33,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
 
     Tensors are stacked along a new first dimension; Python numbers become a
     tensor in the dtype the whole batch infers (Python floats in ``float64``, as
-    PyTorch's); arrays of any Array API library are converted and stacked; tuples,
+    PyTorch's); arrays of other libraries (NumPy's, PyTorch's, JAX's...) are
+    converted and stacked, those of any number of dimensions alike; tuples,
     lists, named tuples and dicts are collated field by field (tuples and lists
     into a list, as PyTorch's); strings stay a list (a tuple where they are a
     field of the samples, as PyTorch's).
@@ -70,15 +71,14 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(first, float):
         # Python floats are double precision; the batch keeps them so (PyTorch's rule).
         return creation.asarray(list(batch), dtype=_dtypes.float64)
-    if _is_scalar_array(first):
-        # Each with its own dtype, as PyTorch's (a 0-d float64 array was made float32).
-        return ops.stack([creation.asarray(sample) for sample in batch])
+    if _is_array(first):
+        # Converted one by one, each keeping its dtype (a 0-d float64 array was made
+        # float32), then stacked as tensors: of any number of dimensions, from any library.
+        return default_collate([creation.asarray(sample) for sample in batch])
     if isinstance(first, numbers.Number):
         # The dtype of the whole batch, as torch.tensor() infers it ([1, 2.5] is float32,
         # [True, 2] int64, NumPy float32 scalars float32): not the first sample's type.
         return creation.asarray(list(batch))
-    if hasattr(first, "__array_namespace__") or hasattr(first, "__array_interface__"):
-        return default_collate([creation.asarray(sample) for sample in batch])
     if isinstance(first, Mapping):
         return _same_mapping(
             first, {key: default_collate([sample[key] for sample in batch]) for key in first}
@@ -159,12 +159,14 @@ def _same_mapping(original: Mapping[Any, Any], values: dict[Any, Any]) -> Any:
         return dict(values)
 
 
-def _is_scalar_array(value: Any) -> bool:
-    """Whether ``value`` is a NumPy-like scalar: a 0-d value with a dtype, not a tensor."""
-    return (
-        not isinstance(value, Tensor)
-        and getattr(value, "shape", None) == ()
-        and hasattr(value, "dtype")
+def _is_array(value: Any) -> bool:
+    """Whether ``value`` is another library's array or a NumPy-like scalar, not a tensor:
+    it has a shape and a dtype (a PyTorch tensor, which has neither of the protocols
+    below), or speaks the Array API or NumPy's array interface."""
+    return not isinstance(value, Tensor) and (
+        (hasattr(value, "shape") and hasattr(value, "dtype"))
+        or hasattr(value, "__array_namespace__")
+        or hasattr(value, "__array_interface__")
     )
 
 
@@ -338,7 +340,7 @@ class DataLoader:
         self.sampler: Iterable[int] | Sampler | None = sampler
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
-        self.generator = generator
+        self.generator = checked_generator(generator)
         batched = batch_size is not None or batch_sampler is not None
         # As PyTorch: without batching, collate_fn (by default default_convert) takes each
         # sample on its own.

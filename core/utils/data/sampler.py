@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 from ... import dtypes as _dtypes
 from ...creation import asarray, target_device
 from ...errors import ArgumentError, DistributedError, InvalidArgumentError
-from ...random import Generator, multinomial, rand, randint
+from ...random import Generator, _sampling_device, multinomial, rand, randint
 from ...tensor import Tensor
 
 __all__ = [
@@ -27,11 +27,11 @@ __all__ = [
 
 def permutation(n: int, generator: Generator | None = None) -> list[int]:
     """A random order of ``range(n)`` drawn from ``generator`` (default: the default generator)."""
+    device, generator = _sampling_device(None, None, generator)
     if n == 0:
         return []
     from ... import ops
 
-    device = (generator.device if generator is not None else None) or target_device(None, None)
     if _dtypes.float64 in device.dtypes:
         keys = rand(n, dtype=_dtypes.float64, generator=generator, device=device)
         return [int(i) for i in ops.argsort(keys).tolist()]
@@ -46,8 +46,29 @@ def permutation(n: int, generator: Generator | None = None) -> list[int]:
 
 def random_indices(n: int, count: int, generator: Generator | None = None) -> list[int]:
     """``count`` indices of ``range(n)`` drawn independently and uniformly."""
-    device = (generator.device if generator is not None else None) or target_device(None, None)
+    device, generator = _sampling_device(None, None, generator)
     return [int(i) for i in randint(0, n, (count,), generator=generator, device=device).tolist()]
+
+
+def checked_generator(generator: Generator | None) -> Generator | None:
+    """``generator`` if it is None or a :class:`~plugrad.Generator`, else the
+    :class:`~plugrad.errors.ArgumentError` of every draw: raised where a sampler or loader
+    is given it, not at its first pass (a ``torch.Generator``, or a seed, is not one).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.utils.data.sampler import checked_generator
+    >>> checked_generator(None) is None
+    True
+    >>> checked_generator(42)
+    Traceback (most recent call last):
+        ...
+    plugrad.errors.ArgumentError: generator= takes a plugrad.Generator, got int; ...
+    """
+    if generator is not None:
+        _sampling_device(None, None, generator)  # (the check of plugrad.random's draws)
+    return generator
 
 
 def _check_count(name: str, value: Any, *, at_least: int) -> int:
@@ -131,7 +152,7 @@ class RandomSampler(Sampler[int]):
     ) -> None:
         self.data_source = data_source
         self.replacement = replacement
-        self.generator = generator
+        self.generator = checked_generator(generator)
         if not isinstance(replacement, bool):
             raise ArgumentError(f"replacement must be a bool, got {replacement!r}")
         if num_samples is not None:
@@ -178,7 +199,7 @@ class SubsetRandomSampler(Sampler[int]):
 
     def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
         self.indices = indices
-        self.generator = generator
+        self.generator = checked_generator(generator)
 
     def __iter__(self) -> Iterator[int]:
         indices = self.indices
@@ -224,6 +245,7 @@ class WeightedRandomSampler(Sampler[int]):
         generator: Generator | None = None,
     ) -> None:
         _check_count("num_samples", num_samples, at_least=1)
+        checked_generator(generator)
         if not isinstance(replacement, bool):
             raise InvalidArgumentError(f"replacement must be a bool, got {replacement!r}")
         if not isinstance(weights, Tensor):

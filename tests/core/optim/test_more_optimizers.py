@@ -4,6 +4,7 @@ torch.optim, state dicts, compiled steps, and errors that leave the optimizer as
 from __future__ import annotations
 
 import copy
+import fractions
 import re
 from typing import Any
 
@@ -717,6 +718,40 @@ def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_ali
     theirs.step(closure)
     ours.step(closure_of(ours, lambda: (p**4 + p**2).sum()))
     np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)
+
+
+def test_lbfgs_loads_pytorchs_state_dict_as_it_is_and_continues_alike() -> None:
+    # The torch tensors in the lists (old_dirs, old_stps, ro, al) were not converted, as
+    # those at the top were: "LBFGS state 'old_dirs' must hold Tensors, got Tensor".
+    torch = pytest.importorskip("torch")
+    w = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    theirs = torch.optim.LBFGS([w], max_iter=3)
+    closure = closure_of(theirs, lambda: (w**4 + w**2).sum())
+    theirs.step(closure)
+    assert isinstance(theirs.state_dict()["state"][0]["old_dirs"][0], torch.Tensor)
+
+    p = plugrad.tensor(w.detach().numpy(), requires_grad=True)
+    ours = optim.LBFGS([p], max_iter=3)
+    ours.load_state_dict(theirs.state_dict())
+    history = ours.state[p]["old_dirs"]
+    assert all(type(v) is plugrad.Tensor and v.dtype == plugrad.float64 for v in history)
+    history[0].numpy()[...] = 0  # a copy: the dict's tensors are not written by our steps
+    assert theirs.state_dict()["state"][0]["old_dirs"][0].abs().sum() > 0
+    ours.load_state_dict(theirs.state_dict())
+    theirs.step(closure)
+    ours.step(closure_of(ours, lambda: (p**4 + p**2).sum()))
+    np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)
+
+
+def test_lbfgs_names_the_type_of_a_history_entry_that_is_no_array() -> None:
+    p = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    opt = optim.LBFGS([p])
+    groups = opt.state_dict()["param_groups"]
+    saved = {"state": {0: {"old_dirs": [fractions.Fraction(1)]}}, "param_groups": groups}
+    message = "'old_dirs' must hold Tensors, got fractions.Fraction"
+    with pytest.raises(TypeError, match=re.escape(message)):
+        opt.load_state_dict(saved)
+    assert not opt.state
 
 
 @pytest.mark.parametrize(

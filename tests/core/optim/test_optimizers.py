@@ -364,6 +364,57 @@ def test_load_state_dict_copies_state_to_the_parameters_device_and_dtype(on_nump
     assert np.any(saved["state"][0]["exp_avg"].numpy() != 0)
 
 
+@pytest.mark.parametrize(("name", "buffer"), [("Adam", "exp_avg"), ("RMSprop", "square_avg")])
+def test_load_state_dict_casts_integer_state_to_the_parameters_dtype_as_torch(
+    on_numpy, name, buffer
+) -> None:
+    # Only floating-point state was cast: an int64 moment stayed int64, and the next step
+    # failed in NumPy (UFuncTypeError) after counting itself. PyTorch casts every state
+    # tensor but the step count to the parameter's dtype.
+    torch = pytest.importorskip("torch")
+    found = []
+    for lib, make_opt in ((plugrad, getattr(optim, name)), (torch, getattr(torch.optim, name))):
+        w = lib.tensor([0.5, -0.25], requires_grad=True)
+        opt = make_opt([w], lr=0.1)
+        (w * w).sum().backward()
+        opt.step()
+        saved = opt.state_dict()
+        saved["state"][0][buffer] = lib.tensor([1, 2])
+        w2 = lib.tensor([0.5, -0.25], requires_grad=True)
+        opt2 = make_opt([w2], lr=0.1)
+        opt2.load_state_dict(saved)
+        assert opt2.state[w2][buffer].dtype == lib.float32
+        (w2 * w2).sum().backward()
+        opt2.step()
+        found.append((w2.detach().numpy(), opt2.state[w2][buffer].numpy()))
+        assert float(opt2.state[w2]["step"]) == 2
+    for ours, theirs in zip(*found):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        ([2**24 + 1, 0, 0], "int64, but the optimizer keeps it in"),
+        ([1 + 2j, 0j, 0j], "complex64, but the optimizer keeps it in"),
+    ],
+    ids=["rounded int", "complex"],
+)
+def test_load_state_dict_refuses_state_a_cast_would_change(on_numpy, value, match) -> None:
+    opt, params = make("Adam", dtype="float32")
+    train_once(opt, params)
+    saved = opt.state_dict()
+    before = snapshot(opt)
+    with pytest.raises(DtypeError, match=re.escape(f"state 'exp_avg' of parameter 1 is {match}")):
+        opt.load_state_dict(
+            broken(saved, lambda s: s["state"][1].update(exp_avg=plugrad.tensor(value)))
+        )
+    assert snapshot(opt) == before
+    exact = broken(saved, lambda s: s["state"][1].update(exp_avg=plugrad.tensor([2**24, 3, 0])))
+    opt.load_state_dict(exact)  # integers float32 holds exactly: taken, as PyTorch takes them
+    assert opt.state[params[1]]["exp_avg"].tolist() == [2.0**24, 3.0, 0.0]
+
+
 def test_state_dict_holds_no_parameter_objects(on_numpy) -> None:
     opt, params = make("SGD", momentum=0.5)
     train_once(opt, params)

@@ -887,3 +887,49 @@ def test_prefetch_factor_and_concat_cumsum_are_pytorchs() -> None:
         [[1, 2], [3], []]
     )
     assert ConcatDataset([[1, 2], [3]]).cumulative_sizes == [2, 3]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda g: random_split(range(10), [8, 2], generator=g),
+        lambda g: random_split([], [0], generator=g),
+        lambda g: RandomSampler(range(4), generator=g),
+        lambda g: RandomSampler(range(4), replacement=True, generator=g),
+        lambda g: SubsetRandomSampler([1, 3], generator=g),
+        lambda g: WeightedRandomSampler([1.0, 2.0], 3, generator=g),
+        lambda g: DataLoader(range(4), generator=g),
+        lambda g: DataLoader(range(4), shuffle=True, generator=g),
+    ],
+    ids=["random_split", "random_split-empty", "RandomSampler", "RandomSampler-replacement",
+         "SubsetRandomSampler", "WeightedRandomSampler", "DataLoader", "DataLoader-shuffle"],
+)  # fmt: skip
+@pytest.mark.parametrize("generator", ["torch", 42], ids=["torch.Generator", "seed"])
+def test_a_generator_that_is_not_plugrads_is_refused_where_it_is_given(make, generator) -> None:
+    # random_split and the samplers read generator.device first: an AttributeError ('int'
+    # object has no attribute 'device'), and DataLoader and WeightedRandomSampler refused it
+    # only at their first pass.
+    given = torch.Generator().manual_seed(42) if generator == "torch" else generator
+    with pytest.raises(TypeError, match=r"generator= takes a plugrad.Generator, got "):
+        make(given)
+    assert len(list(make(plugrad.Generator(seed=42))))  # plugrad's is taken
+
+
+def test_default_collate_stacks_torch_tensors_of_any_ndim_as_plugrad_tensors() -> None:
+    # 0-d torch tensors were stacked, 1-d ones refused ("cannot batch samples of type
+    # Tensor"): a torch tensor has neither __array_namespace__ nor __array_interface__.
+    cases = {
+        "0-d": [torch.tensor(1.0), torch.tensor(2.0)],
+        "1-d": [torch.ones(2), torch.zeros(2)],
+        "2-d int": [torch.ones(2, 3, dtype=torch.int32), torch.zeros(2, 3, dtype=torch.int32)],
+        "in dicts": [{"x": torch.ones(2)}, {"x": torch.zeros(2)}],
+    }
+    for name, batch in cases.items():
+        ours, theirs = default_collate(batch), torch_data.default_collate(batch)
+        if name == "in dicts":
+            ours, theirs = ours["x"], theirs["x"]
+        assert isinstance(ours, plugrad.Tensor), name
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], name
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(ValueError, match="different shapes"):
+        default_collate([torch.ones(2), torch.ones(3)])
