@@ -921,7 +921,7 @@ def _is_numpy_scalar(value: Any) -> bool:
 
 def _not_a_tensor(
     op: RegisteredOp, index: int, value: Any, element: int | None = None
-) -> TypeError:
+) -> ArgumentError:
     name = op.input_names[index] if index < len(op.input_names) else f"input {index}"
     if element is not None:
         name = f"{name}[{element}]"
@@ -929,7 +929,7 @@ def _not_a_tensor(
         hint = "convert it with plugrad.asarray(...) first"
     else:
         hint = "inputs must be Tensors or Python scalars, and at least one must be a Tensor"
-    return TypeError(f"{op.name}(): {name} is a {_type_name(value)}, not a Tensor; {hint}")
+    return ArgumentError(f"{op.name}(): {name} is a {_type_name(value)}, not a Tensor; {hint}")
 
 
 def _mixed_devices(

@@ -45,6 +45,7 @@ from ..errors import (
     IndexOutOfRangeError,
     InvalidArgumentError,
     ShapeError,
+    checked_bool,
 )
 from ..function import Function
 from ..grad_mode import _state as _grad_state
@@ -6488,6 +6489,14 @@ def scaled_dot_product_attention(
             f"got shapes {key.shape} and {value.shape}"
         )
     dropout_p = _probability(_SDPA, "dropout_p", dropout_p)
+    # (is_causal="False" was true, and the causal mask applied)
+    is_causal = checked_bool(f"{_SDPA}(): is_causal", is_causal)
+    enable_gqa = checked_bool(f"{_SDPA}(): enable_gqa", enable_gqa)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
+        raise ArgumentError(
+            f"{_SDPA}(): scale must be a float (or None for 1/sqrt(features)), got "
+            f"{type(scale).__name__} {scale!r}"
+        )
     if is_causal and attn_mask is not None:
         raise InvalidArgumentError(
             f"{_SDPA}(): give attn_mask or is_causal=True, not both (a causal mask "

@@ -72,9 +72,11 @@ def _check_input(
     """Refuse what is not an unbatched or batched (``ndims``) tensor of the weight's dtype
     with ``input_size`` features."""
     if not isinstance(input, Tensor):
-        raise ArgumentError(
-            f"{layer}: the input must be a Tensor or a PackedSequence, got {type(input).__name__}"
-        )
+        takes = "a Tensor or a PackedSequence" if ndims[0] == 2 else "a Tensor (one step)"
+        hint = ""
+        if isinstance(input, PackedSequence):
+            hint = f"; a cell takes one step: run {layer.removesuffix('Cell')} over sequences"
+        raise ArgumentError(f"{layer}: the input must be {takes}, got {type(input).__name__}{hint}")
     if input.ndim not in ndims:
         raise ShapeError(
             f"{layer}: expected a {ndims[0]}-d (unbatched) or {ndims[1]}-d input, "
@@ -593,7 +595,9 @@ class RNN(RNNBase):
     from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))`` with plugrad's random
     generators (:func:`plugrad.manual_seed`).
 
-    ``PackedSequence`` inputs are not supported: pad the sequences to one length.
+    A :class:`~plugrad.nn.utils.rnn.PackedSequence` input (from
+    :func:`~plugrad.nn.utils.rnn.pack_padded_sequence`) runs each sequence over its own
+    length and gives a ``PackedSequence`` output, as in PyTorch.
 
     Examples
     --------
@@ -661,7 +665,7 @@ class LSTM(RNNBase):
     ``forward(input, hx=None)`` returns ``(output, (h_n, c_n))``; ``hx`` is the pair
     ``(h_0, c_0)``, zeros if not given. ``c_0`` and ``c_n`` have ``hidden_size``
     features, ``h_0`` and ``h_n`` ``H_out``. The other shapes and the parameter names are
-    those of :class:`RNN`. ``PackedSequence`` inputs are not supported.
+    those of :class:`RNN`, and so are ``PackedSequence`` inputs.
 
     Examples
     --------
@@ -724,8 +728,8 @@ class GRU(RNNBase):
     Notes
     -----
     ``forward(input, hx=None)`` returns ``(output, h_n)``; ``hx`` (``h_0``) is zeros
-    if not given. The shapes and the parameter names are those of :class:`RNN`.
-    ``PackedSequence`` inputs are not supported.
+    if not given. The shapes, the parameter names and ``PackedSequence`` inputs are
+    those of :class:`RNN`.
 
     Examples
     --------

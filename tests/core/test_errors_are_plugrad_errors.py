@@ -46,6 +46,8 @@ CASES = {
         ValueError,
     ),
     "arange without an end": (lambda: plugrad.arange(), TypeError),
+    "a list as an op's input": (lambda: plugrad.multiply(plugrad.ones(2), [0.5]), TypeError),
+    "a string as an op's input": (lambda: plugrad.add(plugrad.ones(2), "a"), TypeError),
     "a DataLoader of batch_size 0": (
         lambda: plugrad.utils.data.DataLoader([1, 2], batch_size=0),
         ValueError,

@@ -527,3 +527,23 @@ def test_mixed_mask_dtypes_warn_as_in_torch() -> None:
     x = zeros(L, N, E)
     with pytest.warns(UserWarning, match="key_padding_mask is bool but attn_mask is float32"):
         module(x, x, x, key_padding_mask=zeros(N, L, dtype=plugrad.bool), attn_mask=zeros(L, L))
+
+
+@pytest.mark.parametrize(
+    ("keywords", "match"),
+    [
+        ({"is_causal": "False"}, "is_causal must be True or False"),
+        ({"is_causal": 0}, "is_causal must be True or False"),
+        ({"enable_gqa": "x"}, "enable_gqa must be True or False"),
+        ({"scale": "a"}, "scale must be a float"),
+        ({"scale": [0.5]}, "scale must be a float"),
+    ],
+)
+def test_attention_flags_and_scale_of_another_type_are_refused_as_pytorch(keywords, match):
+    # is_causal="False" was taken as true: the causal mask applied, with no error.
+    q = torch.randn(1, 2, 3, 4)
+    with pytest.raises(TypeError):
+        torch.nn.functional.scaled_dot_product_attention(q, q, q, **keywords)
+    x = plugrad.tensor(q.numpy())
+    with pytest.raises(plugrad.errors.ArgumentError, match=match):
+        F.scaled_dot_product_attention(x, x, x, **keywords)

@@ -380,3 +380,14 @@ def test_training_an_lstm_decreases_the_loss() -> None:
 def test_a_compiled_training_step_matches_the_eager_one() -> None:
     results = eager_and_compiled_losses(Tagger, *sequences())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("cell", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_a_cell_given_a_packed_sequence_says_it_takes_one_step(cell: str) -> None:
+    # It said "must be a Tensor or a PackedSequence, got PackedSequence".
+    from plugrad.nn.utils.rnn import pack_padded_sequence
+
+    packed = pack_padded_sequence(plugrad.randn(5, 3, 4), [5, 3, 1])
+    layer = cell.removesuffix("Cell")
+    with pytest.raises(plugrad.errors.ArgumentError, match=f"one step: run {layer} over"):
+        getattr(nn, cell)(4, 3)(packed)
