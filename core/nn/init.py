@@ -94,7 +94,7 @@ def normal_(
     >>> round(float(plugrad.mean(w)), 1), round(float(plugrad.std(w)), 1)
     (3.0, 0.5)
     """
-    if std < 0:
+    if not std >= 0:  # (NaN too: it filled the tensor with NaN)
         raise InvalidArgumentError(f"normal_(): std must be non-negative, got {std}")
     sample = randn(*tensor.shape, dtype=tensor.dtype, device=tensor.device, generator=generator)
     return _fill(tensor, sample * std + mean)
@@ -309,7 +309,7 @@ def trunc_normal_(
         raise DtypeError(
             f"trunc_normal_(): fills a real floating-point tensor, got {tensor.dtype.name}"
         )
-    if std < 0:
+    if not std >= 0:
         raise InvalidArgumentError(f"trunc_normal_(): std must be non-negative, got {std}")
     if not a < b:
         raise InvalidArgumentError(

@@ -370,21 +370,25 @@ with plugrad.use_backend("jax"):
     print(AveragedModel(plugrad.nn.Linear(2, 2)).n_averaged.dtype)
     counted = plugrad.bincount(plugrad.tensor([0, 1, 1]), weights=plugrad.tensor([1, 2, 3]))
     print(counted.tolist(), counted.dtype)
+    tall = plugrad.nn.utils.parametrizations.orthogonal(plugrad.nn.Linear(3, 5)).weight
+    print(round(float((tall.mT @ tall - plugrad.eye(3)).abs().max()), 4))
 """
 
 
 def test_functions_that_made_64_bit_integers_work_without_jax_enable_x64() -> None:
     # grid_sample, einsum of bools or ints, AveragedModel and bincount with integer weights
     # asked for int64 or float64, which JAX without x64 lacks: a DtypeError on ordinary input.
+    # So did the householder map of parametrizations.orthogonal (a non-square weight's).
     environment = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
     result = subprocess.run(
         [sys.executable, "-c", _WITHOUT_X64], capture_output=True, text=True, env=environment
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split("\n")[:5] == [
+    assert result.stdout.split("\n")[:6] == [
         "0.0",
         "[[2, 2], [2, 2]]",
         "4",
         "plugrad.int32",
         "[1.0, 5.0] plugrad.float32",
+        "0.0",
     ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import dtypes as _dtypes
 from ... import linalg as _linalg
 from ... import ops as _ops
 from ...creation import arange, eye, ones_like, zeros, zeros_like
@@ -328,9 +327,10 @@ class _Orthogonal(Module):
             tau = 2.0 / (1.0 + _ops.sum(vectors * vectors, axis=-2))
             Q = _householder_product(vectors, tau)
             # The diagonal's signs (+-1, as right_inverse leaves them) flip columns; held
-            # constant, as PyTorch's (cast to int), so they are neither differentiated nor moved.
-            signs = _ops.astype(_linalg.diagonal(X).detach(), _dtypes.int64)
-            Q = Q * _ops.astype(_ops.expand_dims(signs, axis=-2), Q.dtype)
+            # constant, as PyTorch's (cast to int: truncated, here in X's dtype, which every
+            # backend has where int64 is not JAX's), neither differentiated nor moved.
+            signs = _ops.trunc(_linalg.diagonal(X).detach())
+            Q = Q * _ops.expand_dims(signs, axis=-2)
         if getattr(self, "base", None) is not None:
             Q = _ops.matmul(self.base, Q)
         return Q.mT if transposed else Q

@@ -12,10 +12,11 @@ trains and what ``state_dict()`` holds, under PyTorch's keys.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from typing import Any
 
-from ...errors import ArgumentError, DtypeError, InvalidArgumentError
+from ...errors import ArgumentError, DtypeError, InvalidArgumentError, SerializationError
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 from ..container import ModuleDict, ModuleList
@@ -201,6 +202,25 @@ def _register(owner: Module, name: str, value: Tensor, like: Tensor) -> None:
         owner.register_buffer(name, value)
 
 
+def _refuse_pickling(self: Module) -> Any:
+    """A parametrized module's class is made for it alone, so pickle cannot find it again."""
+    raise SerializationError(
+        f"a parametrized module ({type(self).__name__}) is saved through its state_dict(), "
+        "not pickled: save module.state_dict(), and load it into a module parametrized the "
+        "same way (or call remove_parametrizations() first)"
+    )
+
+
+def _deep_copy(self: Module, memo: dict[int, Any]) -> Module:
+    """``copy.deepcopy`` of a parametrized module, which pickling refuses: its state copied
+    into a new object of its class."""
+    copied = object.__new__(type(self))
+    memo[id(self)] = copied
+    state = type(self).__bases__[0].__getstate__(self)
+    copied.__dict__.update(copy.deepcopy(state, memo))
+    return copied
+
+
 def register_parametrization(
     module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
 ) -> Module:
@@ -262,7 +282,8 @@ def register_parametrization(
     delattr(module, tensor_name)
     if not is_parametrized(module):
         cls = type(module)
-        module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {})
+        methods = {"__getstate__": _refuse_pickling, "__deepcopy__": _deep_copy}
+        module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), methods)
         module.parametrizations = ModuleDict()
     setattr(type(module), tensor_name, _parametrized_property(tensor_name))
     module.parametrizations[tensor_name] = parametrizations

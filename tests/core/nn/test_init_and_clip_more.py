@@ -201,3 +201,12 @@ def test_clipping_float16_gradients_rounds_once_as_pytorch() -> None:
         results.append([half.grad.tolist(), mixed[0].grad.tolist(), mixed[1].grad.tolist()])
         assert str(half.grad.dtype).endswith("float16")
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("fill", [init.normal_, init.trunc_normal_])
+def test_a_nan_standard_deviation_is_refused_and_the_tensor_kept(fill) -> None:
+    # normal_(w, 0, nan) filled w with NaN (PyTorch: "normal expects std >= 0.0").
+    w = plugrad.ones(3)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match="std must be non-negative"):
+        fill(w, 0.0, float("nan"))
+    assert w.tolist() == [1.0, 1.0, 1.0]

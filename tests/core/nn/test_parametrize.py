@@ -351,3 +351,23 @@ def test_weight_norm_refuses_a_dim_the_weight_does_not_have(dim: int) -> None:
                 register(layer, dim=dim)
         names = [name for name, _ in layer.named_parameters()]
         assert layer.weight is weight and names == ["weight", "bias"]
+
+
+def test_a_parametrized_module_refuses_pickling_with_a_typed_error_and_deep_copies() -> None:
+    # pickle raised its own PicklingError (the made class cannot be found by name).
+    import pickle
+
+    from plugrad.nn.utils import parametrize
+
+    layer = plugrad.nn.Linear(3, 3)
+    parametrize.register_parametrization(layer, "weight", Symmetric())
+    for obj in (layer, plugrad.nn.Sequential(layer)):
+        with pytest.raises(plugrad.errors.SerializationError, match=r"state_dict\(\)"):
+            pickle.dumps(obj)
+    twin = copy.deepcopy(layer)
+    assert type(twin) is type(layer)
+    assert twin.parametrizations.weight.original is not layer.parametrizations.weight.original
+    x = plugrad.randn(2, 3)
+    np.testing.assert_array_equal(twin(x).detach().numpy(), layer(x).detach().numpy())
+    parametrize.remove_parametrizations(layer, "weight")
+    assert pickle.loads(pickle.dumps(layer)).weight.shape == (3, 3)
