@@ -121,6 +121,16 @@ def linspace(
     start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
     endpoint: bool = True,
 ) -> Any:  # fmt: skip
+    if isinstance(start, complex) or isinstance(stop, complex):
+        # Dask's linspace takes real endpoints only: the parts are spaced apart.
+        start, stop = complex(start), complex(stop)
+        real = np.finfo(dtype).dtype if dtype is not None else None
+        parts = [
+            linspace(a, b, num, dtype=real, device=device, endpoint=endpoint)
+            for a, b in ((start.real, stop.real), (start.imag, stop.imag))
+        ]
+        values = parts[0] + 1j * parts[1]
+        return values if dtype is None else _compat.astype(values, dtype)
     values = _compat.linspace(start, stop, num, dtype=dtype, device=device, endpoint=endpoint)
     if not endpoint or num < 2:
         return values

@@ -1184,6 +1184,14 @@ def linspace(
     assert num is not None  # (one of the two was given)
     if num < 0:
         raise InvalidArgumentError(f"linspace() takes a number of values >= 0, got {num}")
+    # 0-d tensors and NumPy scalars as the Python numbers they hold: a complex one's dtype
+    # was taken for a real one's (its imaginary parts dropped), and the torch and JAX
+    # kernels refused tensors.
+    start = _python_number("linspace", start, "start")
+    stop = _python_number("linspace", stop, "end")
+    for name, value in (("start", start), ("end", stop)):
+        if not isinstance(value, (int, float, complex)):
+            raise ArgumentError(f"linspace() takes a number as {name}, got {value!r}")
     dtype, device, backend, requires_grad = creation_options("linspace", options)
     if dtype is None:
         is_complex = isinstance(start, complex) or isinstance(stop, complex)

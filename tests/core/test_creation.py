@@ -674,6 +674,22 @@ def test_logspace_takes_0d_tensors_as_linspace_does() -> None:
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("backend", plugrad.testing.backends_under_test())
+def test_linspace_takes_0d_tensors_and_numpy_scalars_as_pytorch(backend: str) -> None:
+    # A complex 0-d tensor's imaginary parts were dropped (a float32 result), and the torch
+    # and JAX kernels refused 0-d tensors; Dask refused complex endpoints.
+    torch = pytest.importorskip("torch")
+    theirs = torch.linspace(torch.tensor(0j), torch.tensor(1 + 2j), 3)
+    with plugrad.use_backend(backend):
+        ours = plugrad.linspace(plugrad.tensor(0j), plugrad.tensor(1 + 2j), 3)
+        assert ours.dtype == plugrad.complex64
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+        real = plugrad.linspace(plugrad.tensor(0.0), np.float64(1.0), steps=3)
+        assert real.dtype == plugrad.float32 and real.tolist() == [0.0, 0.5, 1.0]
+        with pytest.raises(ArgumentError, match="end is a tensor that requires grad"):
+            plugrad.linspace(0.0, plugrad.tensor(1.0, requires_grad=True), 3)
+
+
 @pytest.mark.skipif(
     plugrad.float16 not in plugrad.default_device().dtypes,
     reason="the default backend has no float16",
