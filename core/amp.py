@@ -25,6 +25,7 @@ from .errors import (
     ArgumentError,
     CallOrderError,
     InvalidArgumentError,
+    MissingStateError,
     NotSupportedError,
     StateDictError,
 )
@@ -420,7 +421,7 @@ class GradScaler:
         keys = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
         missing = [key for key in keys if key not in state_dict]
         if missing:
-            raise KeyError(
+            raise MissingStateError(
                 f"GradScaler.load_state_dict(): the state dict lacks {missing}; it needs the "
                 f"keys GradScaler.state_dict() gives, {list(keys)}. Nothing was changed."
             )

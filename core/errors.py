@@ -62,6 +62,7 @@ __all__ = [
     "ShapeError",
     "StateDictError",
     "TensorNameError",
+    "MissingStateError",
     "UninitializedParameterError",
     "UnknownBackendError",
     "UnknownOpError",
@@ -288,6 +289,16 @@ class TensorNameError(StateDictError, KeyError):
     """A name of a parameter or buffer a module does not have (or, ``strict``, one it has
     and was not given), as :func:`plugrad.func.functional_call` takes them: a
     ``RuntimeError`` as PyTorch's, and a ``KeyError`` for a name looked up and not found."""
+
+    def __str__(self) -> str:
+        # KeyError's own str() would print the message in quotes, as a key.
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+class MissingStateError(StateDictError, KeyError):
+    """What resuming needs is not there: a key a saved state dict lacks (a GradScaler's
+    ``scale``), or a parameter group's ``initial_lr`` that a scheduler made with
+    ``last_epoch`` set reads. A ``KeyError``, as PyTorch raises there."""
 
     def __str__(self) -> str:
         # KeyError's own str() would print the message in quotes, as a key.

@@ -65,7 +65,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import ArgumentError, InvalidArgumentError
+from ..errors import ArgumentError, InvalidArgumentError, MissingStateError
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .checks import check_int, check_number, integral
@@ -156,7 +156,7 @@ class LRScheduler:
         else:
             for number, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(
+                    raise MissingStateError(
                         f"parameter group {number} has no 'initial_lr', which resuming with "
                         f"last_epoch={last_epoch} needs; load the optimizer's state dict (saved "
                         "while a scheduler was attached) first, or start with last_epoch=-1"

@@ -175,7 +175,7 @@ def test_loading_a_partial_or_bad_state_dict_raises_and_changes_nothing() -> Non
     # The scale was set before the missing growth_factor raised a bare KeyError.
     scaler = plugrad.amp.GradScaler(init_scale=8.0)
     before = scaler.state_dict()
-    with pytest.raises(KeyError, match=r"lacks \['growth_factor'"):
+    with pytest.raises(plugrad.errors.MissingStateError, match=r"lacks \['growth_factor'"):
         scaler.load_state_dict({"scale": 4.0})
     for bad in ({"scale": -1.0}, {"growth_factor": 0.5}, {"backoff_factor": 2.0}):
         with pytest.raises(ValueError):

@@ -120,8 +120,10 @@ def test_state_dict_survives_save_and_load(tmp_path) -> None:
 
 def test_resuming_with_last_epoch_needs_initial_lr() -> None:
     opt = optim.SGD([plugrad.tensor([1.0], requires_grad=True)], lr=0.1)
-    with pytest.raises(KeyError, match="initial_lr"):
+    # (a KeyError as PyTorch's, and plugrad's: it was a bare KeyError)
+    with pytest.raises(plugrad.errors.MissingStateError, match="initial_lr") as caught:
         lr_scheduler.StepLR(opt, step_size=2, last_epoch=4)
+    assert isinstance(caught.value, KeyError)
     assert "initial_lr" not in opt.param_groups[0]
     opt.param_groups[0]["initial_lr"] = 1.0
     schedule = lr_scheduler.ExponentialLR(opt, gamma=0.5, last_epoch=4)
