@@ -29,7 +29,9 @@ from ..errors import (
     CompileError,
     CompileWarning,
     GraphBreakError,
+    IndexOutOfRangeError,
     InvalidArgumentError,
+    PlugradError,
     checked_bool,
 )
 from ..function import Function
@@ -188,23 +190,30 @@ class CompiledFunction:
             # Called while another function is captured: its code becomes part of that plan.
             return self._run(*args, **kwargs)
         last = self._last
-        if last is not None and not kwargs:
-            result = last[0](args, last[1])
-            if result is not _MISS:
-                return result
-        leaves: list[Tensor] = []
-        key = _signature(args, kwargs, leaves)
-        cache = self._cache
-        entry = cache.get(key)
-        if entry is not None:
-            cache.move_to_end(key)
-            if entry.reason is not None:
-                return self._run(*args, **kwargs)
-            for kept in entry.plans:
-                result = kept.replay(leaves, kept.free)
-                if result is not codegen.MISS:
-                    self._last = (kept.replay, kept.free) if kept.checks_arguments else None
+        try:
+            if last is not None and not kwargs:
+                result = last[0](args, last[1])
+                if result is not _MISS:
                     return result
+            leaves: list[Tensor] = []
+            key = _signature(args, kwargs, leaves)
+            cache = self._cache
+            entry = cache.get(key)
+            if entry is not None:
+                cache.move_to_end(key)
+                if entry.reason is not None:
+                    return self._run(*args, **kwargs)
+                for kept in entry.plans:
+                    result = kept.replay(leaves, kept.free)
+                    if result is not codegen.MISS:
+                        self._last = (kept.replay, kept.free) if kept.checks_arguments else None
+                        return result
+        except IndexError as error:
+            # A kernel's own (NumPy's index out of bounds), which the per-op path tells as
+            # plugrad's: a replay calls kernels directly.
+            if isinstance(error, PlugradError):
+                raise
+            raise IndexOutOfRangeError(f"{self._name()}, replayed: {error}") from error
         return self._capture(key, entry, args, kwargs, leaves)
 
     def _capture(

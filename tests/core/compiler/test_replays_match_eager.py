@@ -1841,3 +1841,26 @@ def test_distributions_checking_their_arguments_are_captured_and_check_every_rep
     with pytest.raises(InvalidArgumentError, match=r"mvlgamma\(\): an element"):
         compiled(p, plugrad.tensor([0.0, 2.0]), plugrad.tensor([0.25, 2.0]))
     assert compiled.captures == 1
+
+
+@pytest.mark.usefixtures("on_numpy")  # (other backends' kernels check indices in Python)
+def test_an_index_out_of_range_in_a_replay_is_plugrads_typed_error():
+    # NumPy's own IndexError came out of a replay (the per-op path tells it as plugrad's).
+    def gather(t, i):
+        return t[i] * 2
+
+    def scatter(t, i, v):
+        t[i] = v
+        return t.sum()
+
+    taken, written = plugrad.compile(gather), plugrad.compile(scatter)
+    t = plugrad.arange(5.0)
+    for index in ([0, 1], [2, 4]):
+        assert taken(t, plugrad.tensor(index)).tolist() == gather(t, plugrad.tensor(index)).tolist()
+        written(t, plugrad.tensor(index), plugrad.tensor([1.0, 2.0]))
+    before = t.tolist()
+    with pytest.raises(IndexOutOfRangeError, match=r"gather, replayed: index 7 is out of bounds"):
+        taken(t, plugrad.tensor([0, 7]))
+    with pytest.raises(IndexOutOfRangeError, match="out of bounds"):
+        written(t, plugrad.tensor([9, 1]), plugrad.tensor([5.0, 5.0]))
+    assert t.tolist() == before
