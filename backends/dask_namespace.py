@@ -44,6 +44,8 @@
   chunk, the stack axes stay chunked). ``cross``: from its components.
 - ``fft``: Dask transforms only along axes of one chunk; each function here first
   gathers the transformed axes into one chunk.
+- The reductions, ``flip`` and ``squeeze`` refuse an axis named twice (``axis=(0, 0)``):
+  Dask's took it once, where NumPy and PyTorch refuse it.
 
 Every other name is array-api-compat's own.
 """
@@ -74,6 +76,33 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(dir(_compat)) | {n for n in globals() if not n.startswith("_")})
+
+
+def _distinct_axes(name: str) -> Any:
+    """Dask's ``name``, refusing an axis named twice (Dask reduces or flips over it once
+    where NumPy and PyTorch refuse it)."""
+    function = getattr(_compat, name)
+
+    def checked(x: Any, /, *args: Any, **kwargs: Any) -> Any:
+        axis = kwargs.get("axis", args[0] if args else None)
+        if type(axis) is tuple and len(axis) > 1:
+            n = builtins.max(x.ndim, 1)
+            if len({a % n if -n <= a < n else a for a in axis}) != len(axis):
+                raise ValueError(f"{name}(): repeated axis in {axis}")
+        return function(x, *args, **kwargs)
+
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = function.__doc__
+    return checked
+
+
+sum, prod, mean, var, std, max, min, any, all, count_nonzero, flip, squeeze = (
+    _distinct_axes(name)
+    for name in (
+        "sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "count_nonzero",
+        "flip", "squeeze",
+    )
+)  # fmt: skip
 
 
 def reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:

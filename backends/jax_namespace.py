@@ -13,11 +13,13 @@ within float32's rounding. Here ``matmul``, ``tensordot`` and ``vecdot`` ask for
 integer dtype of their kind, as the standard says (``jax.numpy``'s kept ``int8``, in
 which a running product of 100s wrapped). ``asarray`` never gives a weakly typed array,
 and ``linalg.cholesky``, ``eigh`` and ``eigvalsh`` read the lower triangle alone.
+``moveaxis`` refuses an axis named twice, which ``jax.numpy``'s moved to a wrong shape.
 Every other name is ``jax.numpy``'s own.
 """
 
 from __future__ import annotations
 
+import builtins
 import functools
 import types
 from collections.abc import Callable
@@ -56,6 +58,17 @@ def asarray(  # type: ignore[no-redef, unused-ignore]
     if getattr(out, "weak_type", False):
         out = _jnp.asarray(out, dtype=out.dtype)
     return out
+
+
+def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:
+    """``jax.numpy.moveaxis``, refusing an axis named twice (JAX's moved the axes to a
+    shape no other library gives, where NumPy and PyTorch refuse)."""
+    for axes in (source, destination):
+        if isinstance(axes, tuple | list) and len(axes) > 1:
+            n = builtins.max(x.ndim, 1)
+            if builtins.len({a % n if -n <= a < n else a for a in axes}) != builtins.len(axes):
+                raise ValueError(f"moveaxis(): repeated axis in {tuple(axes)}")
+    return _jnp.moveaxis(x, source, destination)
 
 
 def _widening_integers(function: Callable[..., Any]) -> Callable[..., Any]:

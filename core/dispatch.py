@@ -952,6 +952,8 @@ _SHAPE_WORDS = (
     "shape", "broadcast", "dimension", "aligned", "size", "axis", "reshape", "empty", "square",
     "axes don't match", "array indexing assignment",  # NumPy's transpose and mask assignment
     "duplicate dims", "repeated elements",  # PyTorch's and Dask's permute of an axis twice
+    "appears multiple times", "repeated dim",  # PyTorch's reductions, flip, movedim of one too
+    "must be unique", "repeated axis",  # JAX's flip, and plugrad's Dask namespace
 )  # fmt: skip
 
 
@@ -1260,6 +1262,7 @@ def _retell_shape_error(
         isinstance(error, IndexError)
         and not isinstance(error, ValueError)
         and "dimension out of range" not in text.lower()
+        and "appears multiple times" not in text  # (array-api-compat's squeeze on torch)
     ):
         # an index past the end (the standard's IndexError), or one that cannot index the
         # array (two ellipses, too many indices); not an axis (NumPy's AxisError)
@@ -1329,7 +1332,7 @@ def _retell_dtype_error(
                     "(plugrad has no named dimensions)"
                 ) from error
     text = str(error)
-    if "shape" in text:
+    if "shape" in text or "must be unique" in text:  # (JAX's flip of an axis twice)
         _retell_shape_error(op, device, error, inputs)
     lowered = text.lower()
     # NumPy refuses `-` of bools saying "The numpy boolean negative ... is not supported",

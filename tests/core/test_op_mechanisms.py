@@ -264,6 +264,23 @@ def test_a_shape_mismatch_is_a_shape_error_on_every_backend(backend: str, mismat
         mismatch(plugrad)
 
 
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize(
+    "call",
+    [lambda x: x.sum((0, 0)), lambda x: plugrad.sum(x, axis=(1, -2)), lambda x: x.mean((0, 0)),
+     lambda x: x.var((0, 0)), lambda x: plugrad.amax(x, dim=(0, 0)),
+     lambda x: plugrad.count_nonzero(x, (0, 0)), lambda x: plugrad.flip(x, (0, 0)),
+     lambda x: plugrad.squeeze(plugrad.ones((1, 1, 4)), (0, 0)),
+     lambda x: plugrad.movedim(x, [0, 1], [0, 0]), lambda x: plugrad.movedim(x, [0, 0], [0, 1]),
+     lambda x: x.permute(0, 0, 1)],
+)  # fmt: skip
+def test_an_axis_named_twice_is_a_shape_error_on_every_backend(backend: str, call) -> None:
+    # Dask reduced, flipped or squeezed over it once, JAX's movedim gave shape (3, 2, 4), and
+    # PyTorch's and JAX's kernels raised their own RuntimeError and TypeError.
+    with plugrad.use_backend(backend), pytest.raises(ShapeError):
+        call(plugrad.ones((2, 3, 4)))
+
+
 @pytest.mark.parametrize(
     ("vjp", "message"),
     [
