@@ -46,7 +46,9 @@ class Adadelta(Optimizer):
     Notes
     -----
     The state of a parameter is ``{"step": int, "square_avg": Tensor,
-    "acc_delta": Tensor}``. Complex parameters are not supported.
+    "acc_delta": Tensor}``. A complex parameter is stepped as two real numbers,
+    its real and imaginary parts, as in PyTorch: its state tensors are complex,
+    each part holding that part's running averages.
 
     Examples
     --------
@@ -63,7 +65,7 @@ class Adadelta(Optimizer):
     tensor([-0.0032,  0.0030], grad_fn=<SubBackward>)
     """
 
-    _supports_complex = False
+    _complex_as_real = True
     _options = (
         "lr",
         "rho",

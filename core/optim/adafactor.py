@@ -62,7 +62,8 @@ class Adafactor(Optimizer):
     The state of a parameter is ``{"step": int, "row_var": Tensor, "col_var":
     Tensor}`` (shapes ``(..., R, 1)`` and ``(..., 1, C)``) for two or more
     axes, ``{"step": int, "variance": Tensor}`` otherwise. Complex parameters
-    are not supported.
+    are refused (:class:`~plugrad.errors.DtypeError`), as PyTorch refuses them;
+    the other optimizers take them.
 
     Examples
     --------

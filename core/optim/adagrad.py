@@ -8,7 +8,7 @@ from typing import Any
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import gradients_to_descend, state_tensor
+from .updates import full_state, gradients_to_descend
 
 __all__ = ["Adagrad"]
 
@@ -48,6 +48,14 @@ class Adagrad(Optimizer):
     {differentiable}
     {fused}
 
+    Notes
+    -----
+    The state of a parameter is ``{"step": int, "sum": Tensor}``, made when the
+    optimizer is built. A complex parameter is stepped as two real numbers, its
+    real and imaginary parts, as in PyTorch: ``sum`` is complex, each part the
+    sum of that part's squares (starting from ``initial_accumulator_value``
+    in both).
+
     Examples
     --------
     Under a constant gradient the sum of squares grows by the same amount at
@@ -65,7 +73,7 @@ class Adagrad(Optimizer):
     [-1.0, -1.7071, -2.2845, -2.7845]
     """
 
-    _supports_complex = False
+    _complex_as_real = True
     _options = (
         "lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value", "foreach",
         "maximize", "differentiable", "fused",
@@ -93,8 +101,7 @@ class Adagrad(Optimizer):
                 self.state[param] = self._new_state(param, group)
 
     def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
-        start = param._device.xp.full_like(param._array, group["initial_accumulator_value"])
-        return {"step": 0, "sum": state_tensor(param, start)}
+        return {"step": 0, "sum": full_state(param, group["initial_accumulator_value"])}
 
     def _check_options(self, group: dict[str, Any]) -> None:
         numbers = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")

@@ -56,8 +56,12 @@ class Adam(BetasOptimizer):
     -----
     The state of a parameter is ``{"step": int, "exp_avg": Tensor,
     "exp_avg_sq": Tensor}`` plus ``"max_exp_avg_sq"`` with ``amsgrad``
-    (PyTorch keeps ``step`` as a tensor; here it is a Python int). Complex
-    parameters are not supported.
+    (PyTorch keeps ``step`` as a tensor; here it is a Python int).
+
+    A complex parameter is stepped as two real numbers, its real and imaginary
+    parts, as in PyTorch: its state tensors are complex, each part holding that
+    part's moments (the imaginary part of ``exp_avg_sq`` is the average of the
+    squared imaginary parts of the gradients, not a part of :math:`g^2`).
 
     Examples
     --------

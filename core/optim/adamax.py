@@ -43,7 +43,9 @@ class Adamax(LerpedMomentOptimizer):
     Notes
     -----
     The state of a parameter is ``{"step": int, "exp_avg": Tensor, "exp_inf":
-    Tensor}``. Complex parameters are not supported.
+    Tensor}``. A complex parameter is stepped as two real numbers, its real and
+    imaginary parts, as in PyTorch: its state tensors are complex, each part
+    holding that part's moment and norm.
 
     Examples
     --------

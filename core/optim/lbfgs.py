@@ -8,12 +8,12 @@ from typing import Any
 
 from .. import inplace as _inplace
 from .. import lazy as _lazy
-from ..errors import ArgumentError, InvalidArgumentError, type_name
+from ..errors import ArgumentError, DtypeError, InvalidArgumentError, type_name
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .checks import check_int, check_number
 from .optimizer import Optimizer, ParamsT
-from .updates import overwrite, state_tensor
+from .updates import complex_from_pairs, is_complex, overwrite, real_pairs, state_tensor
 
 __all__ = ["LBFGS"]
 
@@ -61,7 +61,9 @@ class LBFGS(Optimizer):
     :meth:`step` needs a closure: it evaluates the loss several times. The
     state (directions, step lengths, history) is kept in the state of the
     first parameter, as PyTorch does; the tensors there are flat vectors over
-    all parameters. Complex parameters and parameter groups are not supported.
+    all parameters. A complex parameter counts as two real numbers per entry,
+    its real and imaginary parts side by side in those (real) vectors, as in
+    PyTorch. Parameter groups are not supported.
 
     Each iteration reads values on the host (the loss, dot products) to
     decide what to do next, so under :func:`plugrad.compile` the whole step
@@ -83,8 +85,6 @@ class LBFGS(Optimizer):
     >>> w
     tensor([3., 4.], requires_grad=True)
     """
-
-    _supports_complex = False
 
     #: During a step, where views are copies: the parameters' views its writes update.
     _followers: tuple[tuple[Tensor, Any], ...] | list[tuple[Tensor, Any]] = ()
@@ -142,7 +142,7 @@ class LBFGS(Optimizer):
             raise InvalidArgumentError(
                 f"LBFGS keeps {sorted(known)} per parameter, not {sorted(unknown)}"
             )
-        size = sum(p.size for p in group["params"])
+        size = _flat_size(group["params"])
         for key in _VECTORS:
             if state.get(key) is not None:
                 _check_vector(key, state[key], size)
@@ -173,6 +173,16 @@ class LBFGS(Optimizer):
         (2, 1)
         """
         super().load_state_dict(state_dict)  # (the histories' tensors cast and copied too)
+        params = self.param_groups[0]["params"]
+        if params and is_complex(params[0]):
+            # Cast to the first parameter's complex dtype, as every state tensor is; L-BFGS's
+            # are real (vectors, and PyTorch's 0-d ro, t, ...): back to that dtype's reals.
+            entry = self.state.get(params[0], {})
+            for key, value in entry.items():
+                if isinstance(value, list | tuple):
+                    entry[key] = [_real_part(v) if isinstance(v, Tensor) else v for v in value]
+                elif isinstance(value, Tensor):
+                    entry[key] = _real_part(value)
         for entry in self.state.values():
             # Numbers as numbers: PyTorch saves ro (and H_diag, t) as 0-d tensors, which met
             # the raw arrays of a step in a product with no rule for them (a TypeError).
@@ -193,7 +203,13 @@ class LBFGS(Optimizer):
         for param in params:
             grad = param._grad
             if grad is None:
-                pieces.append(xp.zeros(param.size, dtype=param._array.dtype))
+                dtype = param._array.dtype
+                if is_complex(param):  # (finfo of a complex dtype: its real dtype's)
+                    pieces.append(xp.zeros(2 * param.size, dtype=xp.finfo(dtype).dtype))
+                else:
+                    pieces.append(xp.zeros(param.size, dtype=dtype))
+            elif is_complex(param):
+                pieces.append(xp.reshape(real_pairs(xp, grad._array), (-1,)))
             else:
                 pieces.append(xp.reshape(grad._array, (-1,)))
         return xp.concat(pieces)
@@ -201,10 +217,16 @@ class LBFGS(Optimizer):
     def _add_grad(self, step_size: float, update: Any) -> None:
         offset = 0
         for param in self.param_groups[0]["params"]:
-            size = param.size
-            piece = param._device.xp.reshape(update[offset : offset + size], param.shape)
+            xp = param._device.xp
             array = param._array
-            array += step_size * piece
+            if is_complex(param):
+                size = 2 * param.size
+                pairs = xp.reshape(update[offset : offset + size], (*param.shape, 2))
+                # Each part moves as a real number does (no complex product with step_size).
+                array += complex_from_pairs(xp, step_size * pairs, array.dtype)
+            else:
+                size = param.size
+                array += step_size * xp.reshape(update[offset : offset + size], param.shape)
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()
             offset += size
@@ -392,9 +414,24 @@ class LBFGS(Optimizer):
         return orig_loss
 
 
+def _flat_size(params: list[Tensor]) -> int:
+    """The length of L-BFGS's flat vectors: two entries per element of a complex parameter."""
+    return sum(2 * p.size if is_complex(p) else p.size for p in params)
+
+
+def _real_part(vector: Tensor) -> Tensor:
+    return state_tensor(vector, vector._device.xp.real(vector._array))
+
+
 def _check_vector(key: str, value: Any, size: int) -> None:
     if not isinstance(value, Tensor):
         raise ArgumentError(f"LBFGS state {key!r} must hold Tensors, got {type_name(value)}")
+    if is_complex(value):
+        raise DtypeError(
+            f"LBFGS state {key!r} is {value.dtype.name}, but L-BFGS's flat vectors are real (a "
+            "complex parameter's real and imaginary parts are two entries of them); the state "
+            "dict belongs to another optimizer"
+        )
     if value.shape != (size,):
         raise InvalidArgumentError(
             f"LBFGS state {key!r} has shape {value.shape}, but the parameters have {size} "

@@ -24,7 +24,7 @@ class BetasOptimizer(Optimizer):
     :attr:`_state_numbers`.
     """
 
-    _supports_complex = False
+    _complex_as_real = True
     _pairs = ("betas",)
     _fresh_options = frozenset({"lr", "betas"})
     _numbers: tuple[str, ...] = ("lr", "eps", "weight_decay")

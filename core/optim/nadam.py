@@ -99,7 +99,9 @@ class NAdam(_AdamVariant):
     "exp_avg": Tensor, "exp_avg_sq": Tensor}`` (PyTorch keeps ``step`` and
     ``mu_product`` as 0-d tensors, in float32 unless the default dtype is
     float64; here they are Python numbers, rounded as those tensors are).
-    Complex parameters are not supported.
+    A complex parameter is stepped as two real numbers, its real and imaginary
+    parts, as in PyTorch: its state tensors are complex, each part holding that
+    part's moments.
 
     Examples
     --------
@@ -214,7 +216,9 @@ class RAdam(_AdamVariant):
     Notes
     -----
     The state of a parameter is ``{"step": int, "exp_avg": Tensor,
-    "exp_avg_sq": Tensor}``. Complex parameters are not supported.
+    "exp_avg_sq": Tensor}``. A complex parameter is stepped as two real
+    numbers, its real and imaginary parts, as in PyTorch: its state tensors are
+    complex, each part holding that part's moments.
 
     Examples
     --------

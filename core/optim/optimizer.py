@@ -15,6 +15,7 @@ parameter then points at it, so the Tensor object is still the same.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import defaultdict
@@ -39,7 +40,14 @@ from .hooks import (
     run_replacing,
     with_step_hooks,
 )
-from .updates import zeros_state
+from .updates import (
+    complex_from_pairs,
+    is_complex,
+    overwrite,
+    real_pairs,
+    state_tensor,
+    zeros_state,
+)
 
 __all__ = [
     "Optimizer",
@@ -95,7 +103,13 @@ class Optimizer:
     under :func:`plugrad.compile` as array code, with the numbers recomputed at
     every replay (a learning-rate schedule, a step count); a step written as
     ``_step_group`` runs as one call the plan repeats. An optimizer that cannot
-    take complex parameters sets ``_supports_complex = False``.
+    take complex parameters sets ``_supports_complex = False``; one whose update
+    is not linear in the gradient (it squares it, compares signs) sets
+    ``_complex_as_real = True`` and steps each complex number as two real ones,
+    as PyTorch's optimizers do: its ``_update_group`` then runs, for a group
+    with complex parameters, on real stand-ins of shape ``(..., 2)`` (the
+    parameter, its gradient and its state tensors), whose results are written
+    back into the complex tensors in place.
 
     Examples
     --------
@@ -113,9 +127,13 @@ class Optimizer:
     (tensor([0.9000, 1.9000], requires_grad=True), tensor(-0.5000, requires_grad=True))
     """
 
-    #: False for an optimizer that squares gradients element-wise (Adam, ...): the square of
-    #: a complex number is not its magnitude, so such a parameter is refused when added.
+    #: False for an optimizer that refuses complex parameters when they are added (Adafactor,
+    #: as PyTorch's).
     _supports_complex = True
+    #: True for an optimizer that steps a complex number as two real ones (Adam, ...: the
+    #: square of a complex gradient is not its magnitude): its _update_group is wrapped by
+    #: _stepping_complex_as_real, so its math is written for real arrays only.
+    _complex_as_real = False
     #: For :meth:`_defaults_from`: the options in the order of ``defaults`` (PyTorch's),
     #: where it is not the constructor's; and those given as pairs.
     _options: tuple[str, ...] = ()
@@ -263,7 +281,7 @@ class Optimizer:
             raise DtypeError(
                 f"{type(self).__name__} does not support complex parameters (got one of shape "
                 f"{param.shape}, {param.dtype.name}); optimize the real and imaginary parts as "
-                "two real tensors, or use plugrad.optim.SGD"
+                "two real tensors, or use another optimizer (Adam, SGD, ... take them)"
             )
 
     # -- stepping ----------------------------------------------------------------------
@@ -285,6 +303,11 @@ class Optimizer:
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:  # a step of its own runs the step hooks too
             cls.step = with_step_hooks(cls.__dict__["step"])  # type: ignore[method-assign]
+        # Wrapped here, not at a call site: eager steps, _step_group and a step that
+        # plugrad.compile captures all call _update_group.
+        update = cls._update_group
+        if cls._complex_as_real and not getattr(update, "_steps_complex_as_real", False):
+            cls._update_group = _stepping_complex_as_real(update)  # type: ignore[method-assign]
 
     # -- hooks -------------------------------------------------------------------------
 
@@ -834,6 +857,97 @@ _HOOK_LISTS = (
 
 # (a subclass's own step is wrapped by __init_subclass__)
 Optimizer.step = with_step_hooks(Optimizer.__dict__["step"])  # type: ignore[method-assign]
+
+
+def _stepping_complex_as_real(update: Callable[..., None]) -> Callable[..., None]:
+    """``update`` (an ``_update_group``), stepping complex parameters as pairs of reals.
+
+    A group with no complex parameter to step calls ``update`` itself; one with
+    some runs :func:`_update_on_real_stand_ins`.
+    """
+
+    @functools.wraps(update)
+    def update_group(self: Optimizer, group: dict[str, Any], numbers: list[float]) -> None:
+        for param in group["params"]:
+            # (is_complex inlined, a set lookup: this runs at every step of real parameters)
+            if param._array.dtype in param._device.complex_natives and param._grad is not None:
+                return _update_on_real_stand_ins(self, update, group, numbers)
+        return update(self, group, numbers)
+
+    update_group._steps_complex_as_real = True  # type: ignore[attr-defined]
+    return update_group
+
+
+def _update_on_real_stand_ins(
+    optimizer: Optimizer,
+    update: Callable[..., None],
+    group: dict[str, Any],
+    numbers: list[float],
+) -> None:
+    """Run ``update`` on ``group`` with each complex parameter that has a gradient replaced
+    by a real stand-in, then write the results back into the complex tensors.
+
+    The stand-ins hold :func:`~plugrad.optim.updates.real_pairs` of the
+    parameter, of its gradient and of its complex state tensors (PyTorch's
+    ``view_as_real`` views; plugrad's complex arrays have no real view), and
+    sit in ``optimizer.state`` only while ``update`` runs. Afterwards each
+    parameter and state tensor gets its new values in place (a backend whose
+    arrays are immutable points it at a new array) and the parameter's version
+    is bumped once, as a real parameter's is; a state tensor the update made
+    is stored complex, as PyTorch's state is.
+    """
+    state = optimizer.state
+    params, stand_ins = [], []
+    for param in group["params"]:
+        if param._grad is None or not is_complex(param):
+            params.append(param)
+            continue
+        stand_in = _real_stand_in(param)
+        stand_in._grad = _real_stand_in(param._grad)
+        entry = state.get(param)
+        if entry is not None:
+            state[stand_in] = {
+                key: _real_stand_in(value)
+                if isinstance(value, Tensor) and is_complex(value)
+                else value
+                for key, value in entry.items()
+            }
+        params.append(stand_in)
+        stand_ins.append((param, stand_in))
+    try:
+        update(optimizer, {**group, "params": params}, numbers)
+    finally:
+        stepped = [(param, stand_in, state.pop(stand_in, None)) for param, stand_in in stand_ins]
+    for param, stand_in, real_entry in stepped:
+        _write_pairs(param, stand_in)
+        param._bump_version()
+        if real_entry is None:
+            continue
+        entry = state[param]  # (made here if the update made the stand-in's)
+        for key, value in real_entry.items():
+            if not isinstance(value, Tensor) or value.shape != stand_in.shape:
+                entry[key] = value
+                continue
+            old = entry.get(key)
+            if isinstance(old, Tensor) and is_complex(old):
+                _write_pairs(old, value)
+            else:  # made by this step
+                dtype = param._array.dtype
+                pairs = complex_from_pairs(value._device.xp, value._array, dtype)
+                entry[key] = state_tensor(param, pairs)
+
+
+def _real_stand_in(tensor: Tensor) -> Tensor:
+    """A real tensor of ``tensor``'s complex values as pairs, shape ``(..., 2)``."""
+    return state_tensor(tensor, real_pairs(tensor._device.xp, tensor._array))
+
+
+def _write_pairs(tensor: Tensor, pairs: Tensor) -> None:
+    """Write the pairs of reals of ``pairs`` into the complex ``tensor``, in place where the
+    backend can."""
+    xp = tensor._device.xp
+    array = tensor._array
+    tensor._array = overwrite(xp, array, complex_from_pairs(xp, pairs._array, array.dtype))
 
 
 def _refuse_unordered(params: Any, name: str) -> None:

@@ -51,6 +51,9 @@ class RMSprop(Optimizer):
     -----
     The state of a parameter is ``step``, ``square_avg``, and
     ``momentum_buffer`` and ``grad_avg`` when momentum and ``centered`` use them.
+    A complex parameter is stepped as two real numbers, its real and imaginary
+    parts, as in PyTorch: its state tensors are complex, each part holding that
+    part's averages.
 
     Examples
     --------
@@ -67,7 +70,7 @@ class RMSprop(Optimizer):
     (tensor([ 0.9000, -1.9000], requires_grad=True), tensor([0.0400, 0.0025]))
     """
 
-    _supports_complex = False
+    _complex_as_real = True
     _options = (
         "lr", "momentum", "alpha", "eps", "centered", "weight_decay", "capturable", "foreach",
         "maximize", "differentiable",

@@ -9,7 +9,7 @@ from ..errors import ArgumentError, InvalidArgumentError
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import gradients_to_descend, overwrite, state_tensor, zeros_state
+from .updates import full_state, gradients_to_descend, overwrite, zeros_state
 
 __all__ = ["Rprop"]
 
@@ -51,7 +51,9 @@ class Rprop(Optimizer):
     Notes
     -----
     The state of a parameter is ``{"step": int, "prev": Tensor, "step_size":
-    Tensor}``. Complex parameters are not supported.
+    Tensor}``. A complex parameter is stepped as two real numbers, its real and
+    imaginary parts, as in PyTorch: each part has its own sign and step size
+    (``step_size`` starts at ``lr + lr * 1j``).
 
     Examples
     --------
@@ -67,7 +69,7 @@ class Rprop(Optimizer):
     (tensor([0.3640], requires_grad=True), tensor([0.1440]))
     """
 
-    _supports_complex = False
+    _complex_as_real = True
     _options = ("lr", "etas", "step_sizes", "foreach", "maximize", "differentiable", "capturable")
     _pairs = ("etas", "step_sizes")
 
@@ -111,8 +113,7 @@ class Rprop(Optimizer):
         check_state("Rprop", param, state, buffers=["prev", "step_size"])
 
     def _new_state(self, param: Tensor, group: dict[str, Any]) -> dict[str, Any]:
-        start = param._device.xp.full_like(param._array, group["lr"])
-        return {"step": 0, "prev": zeros_state(param), "step_size": state_tensor(param, start)}
+        return {"step": 0, "prev": zeros_state(param), "step_size": full_state(param, group["lr"])}
 
     def _prepare_group(self, group: dict[str, Any]) -> list[float]:
         self._count_steps(group)

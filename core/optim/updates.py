@@ -9,15 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import complex_parts
 from .. import dtypes as _dtypes
 from ..tensor import Tensor, _wrap
 
 __all__ = [
     "as_scalar_state",
+    "complex_from_pairs",
+    "full_state",
     "gradients_to_descend",
+    "is_complex",
     "lerp_",
     "lerp_rounding",
     "overwrite",
+    "real_pairs",
     "state_tensor",
     "zeros_state",
 ]
@@ -74,6 +79,36 @@ def state_tensor(param: Tensor, array: Any) -> Tensor:
 def zeros_state(param: Tensor) -> Tensor:
     """A state tensor of zeros shaped like ``param``: a running average before its first update."""
     return state_tensor(param, param._device.xp.zeros_like(param._array))
+
+
+def full_state(param: Tensor, value: float) -> Tensor:
+    """A state tensor shaped like ``param``, every entry ``value`` (a step size, a sum's start).
+
+    For a complex parameter both parts are ``value``: its real and imaginary
+    parts are stepped as two real numbers, as PyTorch's optimizers step them.
+    """
+    fill = complex(value, value) if is_complex(param) else value
+    return state_tensor(param, param._device.xp.full_like(param._array, fill))
+
+
+def is_complex(tensor: Tensor) -> bool:
+    """Whether ``tensor`` has a complex dtype."""
+    return tensor._device.dtype_of(tensor._array).kind == "complex floating"
+
+
+def real_pairs(xp: Any, array: Any) -> Any:
+    """A complex array as pairs of reals: shape ``(..., 2)``, the real then the imaginary part.
+
+    The values PyTorch's ``view_as_real`` shows, as a new array: a
+    write into it does not reach ``array`` (:func:`complex_from_pairs` writes back).
+    """
+    return xp.stack([xp.real(array), xp.imag(array)], axis=-1)
+
+
+def complex_from_pairs(xp: Any, pairs: Any, dtype: Any) -> Any:
+    """The complex array of (native) ``dtype`` from :func:`real_pairs`' layout, exact for
+    infinite and NaN parts."""
+    return complex_parts.assembled(xp, pairs[..., 0], pairs[..., 1], dtype)
 
 
 def lerp_(xp: Any, buffer: Any, target: Any, weight: float, rest: float, small: bool) -> Any:
