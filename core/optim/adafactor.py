@@ -186,7 +186,10 @@ class Adafactor(Optimizer):
                 variance._array = v
                 estimate = v
             update = g / xp.sqrt(xp.clip(estimate, min=smallest * smallest))
-            clip = xp.clip(xp.linalg.vector_norm(update) / (size**0.5 * d), min=1.0)
+            # At least 1; 1 where the norm is NaN (PyTorch's max(1.0, nan)), so that one
+            # non-finite element of the update does not spread to every other one.
+            clip = xp.linalg.vector_norm(update) / (size**0.5 * d)
+            clip = xp.where(clip > 1.0, clip, 1.0)
             array -= (scale / clip) * update
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()

@@ -12,6 +12,19 @@ from .updates import as_scalar_state, gradients_to_descend, lerp_, lerp_rounding
 __all__ = ["NAdam", "RAdam"]
 
 
+#: (namespace, dtype) -> the dtype's smallest normal number, read once: an eps below it may
+#: round to 0. (Keyed with the namespace: array-api-strict's dtypes warn when compared with
+#: NumPy's.)
+_SMALLEST_NORMAL: dict[tuple[Any, Any], float] = {}
+
+
+def _smallest_normal(xp: Any, dtype: Any) -> float:
+    value = _SMALLEST_NORMAL.get((xp, dtype))
+    if value is None:
+        value = _SMALLEST_NORMAL[xp, dtype] = float(xp.finfo(dtype).smallest_normal)
+    return value
+
+
 class _AdamVariant(LerpedMomentOptimizer):
     """What NAdam and RAdam share: Adam's moments, and L2 or decoupled weight decay."""
 
@@ -300,9 +313,10 @@ class RAdam(_AdamVariant):
             corrected = m / bias_correction1
             adaptive = xp.sqrt(v)
             adaptive += eps
-            if eps == 0:
+            if eps < _smallest_normal(xp, array.dtype):
                 # Where no gradient ever came (v == 0, so m == 0), the branch times 0 must
                 # give 0, not 0 * inf = NaN: PyTorch accepts eps=0 and takes only the other.
+                # So for an eps that rounds to 0 in the parameter's dtype (float16's 1e-8).
                 adaptive = xp.where(adaptive == 0, xp.ones_like(adaptive), adaptive)
             adaptive = bias_root / adaptive
             adaptive *= corrected

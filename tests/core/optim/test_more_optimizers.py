@@ -554,6 +554,41 @@ def test_rprop_does_not_move_a_parameter_whose_gradient_is_nan_as_pytorch() -> N
     assert results[0] == results[1]  # the parameter was NaN from the first step
 
 
+@pytest.mark.parametrize(
+    ("dtype", "eps", "grad"),
+    [("float16", 1e-8, [0.5, 0.0]), ("float16", 1e-8, [0.5, 1e-3]), ("float32", 1e-50, [0.5, 0.0])],
+)
+def test_radam_with_an_eps_that_rounds_to_zero_gives_pytorchs_first_steps(dtype, eps, grad):
+    # sqrt(v) + eps was 0 in the parameter's dtype, and the rectified branch, taken times 0
+    # in the first steps, gave 0 * inf = NaN where PyTorch takes the other branch alone.
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        w = lib.tensor([1.0, 2.0], dtype=getattr(lib, dtype), requires_grad=True)
+        opt = lib.optim.RAdam([w], lr=0.01, eps=eps)
+        for _ in range(3):
+            w.grad = lib.tensor(grad, dtype=getattr(lib, dtype))
+            opt.step()
+        results.append(w.detach().numpy())
+    np.testing.assert_array_equal(*results)
+
+
+def test_adafactor_keeps_a_non_finite_gradient_element_to_its_own_parameter_element():
+    # The update's norm was NaN and clipped by it, the whole parameter became NaN; PyTorch
+    # takes max(1.0, nan) = 1.0, and only the element with the overflowing square is lost.
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        w = lib.tensor([1.0, 2.0, -1.0], dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.Adafactor([w], lr=0.01)
+        w.grad = lib.tensor([1e300, 0.5, 0.25], dtype=lib.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # (NumPy's warning of the square)
+            opt.step()
+        results.append(w.detach().numpy())
+    np.testing.assert_allclose(*results, rtol=1e-12)
+    assert np.isnan(results[0][0]) and np.isfinite(results[0][1:]).all()
+
+
 _TENSOR_OPTIONS = {
     "Adam-tensor-lr": lambda lib, p: lib.optim.Adam(p, lr=lib.tensor(0.01)),
     "AdamW-tensor-lr": lambda lib, p: lib.optim.AdamW(p, lr=lib.tensor(0.01), weight_decay=0.1),
