@@ -999,7 +999,13 @@ def _jacobian_with_aux(
     def jacobian_and_aux(*args: Any) -> tuple[Any, Any]:
         main, aux = _split_aux(func, True, name)
         result = jacobian(main, argnums, mode=mode)(*args)
-        keep = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        # aux keeps its graph where it reaches a tensor that requires grad outside the
+        # transform (an argument, in a dict too, or a parameter the function closes over),
+        # as torch.func's; only the arguments were looked at (W of a closure lost its part).
+        keep = is_grad_enabled() and (
+            any(t.requires_grad for t in tensors_in(args))
+            or _reaches_outside(tensors_in(aux[0]), (), _running[0] + 1)
+        )
         return result, _finish_each(aux[0], keep)
 
     return jacobian_and_aux

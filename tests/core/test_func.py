@@ -758,3 +758,31 @@ def test_linearize_refuses_tangents_unlike_the_primals_as_pytorch() -> None:
         func.linearize(plugrad.sin)
     with pytest.raises(DtypeError, match="floating-point"):
         func.linearize(lambda a: a * 2, plugrad.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd"])
+def test_jacobians_aux_keeps_its_graph_to_what_the_function_closes_over(transform) -> None:
+    # aux came back detached unless an argument required grad: W's part of a loss built
+    # from it was dropped (W.grad [1, 1, 1], not [3, 5, 7]).
+    found = []
+    for lib in (plugrad, torch):
+        jacobian = getattr(lib.func, transform)
+        W = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x = lib.tensor([0.5, -1.0, 2.0])
+        J, aux = jacobian(lambda x, W=W: (x * W, (W**2).sum()), has_aux=True)(x)
+        (J.sum() + aux).backward()
+        _, of_x = jacobian(lambda x: (x * 2, (x**2).sum()), has_aux=True)(x)
+        with lib.no_grad():
+            _, unrecorded = jacobian(lambda x, W=W: (x * W, (W**2).sum()), has_aux=True)(x)
+        params = {"w": lib.tensor([1.0, 2.0], requires_grad=True)}
+        _, of_dict = jacobian(lambda p: (p["w"] * 3, (p["w"] ** 2).sum()), has_aux=True)(params)
+        of_dict.backward()
+        found.append(
+            (
+                W.grad.tolist(),
+                of_x.requires_grad,
+                unrecorded.requires_grad,
+                params["w"].grad.tolist(),
+            )
+        )
+    assert found[0] == found[1] == ([3.0, 5.0, 7.0], False, False, [2.0, 4.0])
