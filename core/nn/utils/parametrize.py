@@ -35,6 +35,24 @@ __all__ = [
 #: While :func:`cached` is entered: (id(module), name) -> the value computed first.
 _cache: dict[tuple[int, str], Tensor] = {}
 _cache_depth = 0
+#: (id(module), name) -> a tensor read in place of the parametrized one, without the
+#: parametrization (``functional_call`` given the parametrized name, as PyTorch's).
+_given: dict[tuple[int, str], Tensor] = {}
+
+
+@contextlib.contextmanager
+def given_instead(values: dict[tuple[Module, str], Tensor]) -> Iterator[None]:
+    """Within the block, each parametrized tensor ``(module, name)`` reads as its value in
+    ``values``, as it is: the parametrization is not applied to it."""
+    keys = [(id(module), name) for module, name in values]
+    previous = {key: _given[key] for key in keys if key in _given}
+    _given.update(zip(keys, values.values()))
+    try:
+        yield
+    finally:
+        for key in keys:
+            _given.pop(key, None)
+        _given.update(previous)
 
 
 @contextlib.contextmanager
@@ -292,6 +310,10 @@ def register_parametrization(
 
 def _parametrized_property(name: str) -> property:
     def get(module: Module) -> Tensor:
+        if _given:
+            value = _given.get((id(module), name))
+            if value is not None:
+                return value
         if _cache_depth:
             key = (id(module), name)
             value = _cache.get(key)

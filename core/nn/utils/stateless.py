@@ -12,6 +12,7 @@ from ...errors import ArgumentError, InvalidArgumentError, TensorNameError
 from ...tensor import Tensor
 from .. import module as _module
 from ..module import Module
+from . import parametrize
 
 __all__ = ["functional_call", "stack_module_state"]
 
@@ -37,6 +38,11 @@ def functional_call(
     embeddings) replaces it under all of them. With ``strict``, every
     parameter and buffer must be given.
 
+    A tensor given under the name of a parametrized tensor (``"weight"`` of a
+    module with a parametrization of its weight) is used as it is, without the
+    parametrization, as in PyTorch; give ``"parametrizations.weight.original"``
+    to have the parametrization applied to it.
+
     Unlike PyTorch, a name that is neither a parameter nor a buffer of the
     module is refused rather than ignored: a misspelled name would leave the
     module's own tensor in use, a silently different result.
@@ -56,6 +62,7 @@ def functional_call(
     if not isinstance(module, Module):
         raise ArgumentError(f"functional_call() takes a Module, got {type(module).__name__}")
     given = _merged(parameter_and_buffer_dicts)
+    parametrized = _parametrized_given(module, given)
     replacements = _replacements(module, given, tie_weights=tie_weights, strict=strict)
     if args is None:
         args = ()
@@ -69,8 +76,24 @@ def functional_call(
         for owner in module.modules():
             if id(owner._parameters) in swapped or id(owner._buffers) in swapped:
                 observer(owner)
-    with _swapped(replacements):
+    with _swapped(replacements), parametrize.given_instead(parametrized):
         return module(*args, **(kwargs or {}))
+
+
+def _parametrized_given(
+    module: Module, given: dict[str, Tensor]
+) -> dict[tuple[Module, str], Tensor]:
+    """The tensors of ``given`` named as a parametrized tensor (``"weight"`` of a module with
+    a parametrization of its weight), taken out of ``given``: read as they are, without
+    the parametrization, as PyTorch's (its originals are ``"parametrizations.weight.original"``)."""
+    found: dict[tuple[Module, str], Tensor] = {}
+    for prefix, sub in module.named_modules(remove_duplicate=False):
+        if parametrize.is_parametrized(sub):
+            for name in sub.parametrizations:
+                full = f"{prefix}.{name}" if prefix else name
+                if full in given:
+                    found[sub, name] = given.pop(full)
+    return found
 
 
 def _merged(dicts: Any) -> dict[str, Tensor]:

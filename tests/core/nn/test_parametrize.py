@@ -371,3 +371,38 @@ def test_a_parametrized_module_refuses_pickling_with_a_typed_error_and_deep_copi
     np.testing.assert_array_equal(twin(x).detach().numpy(), layer(x).detach().numpy())
     parametrize.remove_parametrizations(layer, "weight")
     assert pickle.loads(pickle.dumps(layer)).weight.shape == (3, 3)
+
+
+def test_functional_call_given_a_parametrized_name_uses_the_tensor_as_pytorch() -> None:
+    # A TensorNameError: "weight" of a parametrized module is no parameter of it.
+    from plugrad.func import functional_call
+    from plugrad.nn.utils import parametrize
+
+    found, layers = [], []
+    for lib, call in ((plugrad, functional_call), (torch, torch.func.functional_call)):
+        layer = lib.nn.Linear(2, 1, bias=False)
+        layers.append(layer)
+        lib.nn.utils.parametrize.register_parametrization(layer, "weight", _doubled(lib))
+        w = lib.tensor([[1.0, 2.0]], requires_grad=True)
+        x = lib.tensor([[3.0, 4.0]])
+        as_given = call(layer, {"weight": w}, (x,))
+        parametrized = call(layer, {"parametrizations.weight.original": w}, (x,))
+        found.append((as_given.tolist(), parametrized.tolist()))
+    assert found[0] == found[1] == ([[11.0]], [[22.0]])
+    assert not parametrize._given  # (nothing left behind)
+    # The call is a function of the tensor given (PyTorch's assigns it through
+    # right_inverse, without a gradient to it).
+    w = plugrad.tensor([[1.0, 2.0]], requires_grad=True)
+    functional_call(layers[0], {"weight": w}, (plugrad.tensor([[3.0, 4.0]]),)).sum().backward()
+    assert w.grad.tolist() == [[3.0, 4.0]]
+
+
+def _doubled(lib):  # a parametrization for either library
+    class Doubled(lib.nn.Module):
+        def forward(self, X):
+            return X * 2
+
+        def right_inverse(self, X):  # (PyTorch's functional_call assigns the given tensor)
+            return X / 2
+
+    return Doubled()
