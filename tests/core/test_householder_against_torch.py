@@ -9,10 +9,12 @@ and ``ormqr`` agree in values and in gradients with respect to every input.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import pytest
+from torch_compare import numpy_of, random_matrix
 
 import plugrad
 from plugrad.errors import ArgumentError, BackwardError, DtypeError, ShapeError
@@ -21,17 +23,8 @@ from plugrad.testing import backends_under_test
 torch = pytest.importorskip("torch")
 
 RNG = np.random.default_rng(20)
-
-
-def matrix(*shape: int, complex_: bool = False) -> np.ndarray:
-    a = RNG.normal(size=shape)
-    return a + 1j * RNG.normal(size=shape) if complex_ else a
-
-
-def to_numpy(value: Any) -> np.ndarray:
-    if isinstance(value, torch.Tensor):
-        return value.detach().resolve_conj().numpy()
-    return np.asarray(value.detach().numpy())
+matrix = functools.partial(random_matrix, RNG)
+to_numpy = numpy_of
 
 
 def assert_close(mine: Any, reference: Any, tolerance: float = 1e-12) -> None:

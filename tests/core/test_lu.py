@@ -9,11 +9,13 @@ square and rectangular, batched.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from typing import Any
 
 import numpy as np
 import pytest
+from torch_compare import numpy_of, random_matrix
 
 import plugrad
 from plugrad.errors import DtypeError, InvalidArgumentError, LinAlgError, ShapeError
@@ -22,17 +24,8 @@ from plugrad.testing import backends_under_test
 torch = pytest.importorskip("torch")
 
 RNG = np.random.default_rng(8)
-
-
-def matrix(*shape: int, complex_: bool = False) -> np.ndarray:
-    a = RNG.normal(size=shape)
-    return a + 1j * RNG.normal(size=shape) if complex_ else a
-
-
-def to_numpy(value: Any) -> np.ndarray:
-    if isinstance(value, torch.Tensor):
-        return value.detach().resolve_conj().numpy()
-    return np.asarray(value.detach().numpy())
+matrix = functools.partial(random_matrix, RNG)
+to_numpy = numpy_of
 
 
 def real_sum(lib: Any, value: Any) -> Any:

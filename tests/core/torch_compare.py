@@ -105,3 +105,16 @@ def assert_arrays_agree(ours: list[Any], theirs: list[Any], rtol: float, atol: f
             np.testing.assert_allclose(mine, its, rtol=rtol, atol=atol, equal_nan=True)
         else:
             assert (mine == its).all()
+
+
+def random_matrix(rng: np.random.Generator, *shape: int, complex_: bool = False) -> np.ndarray:
+    """Normal values of ``shape`` from ``rng`` (complex ones with ``complex_``)."""
+    a = rng.normal(size=shape)
+    return a + 1j * rng.normal(size=shape) if complex_ else a
+
+
+def numpy_of(value: Any) -> np.ndarray:
+    """A plugrad or PyTorch tensor's values as a NumPy array (a lazy conjugate resolved)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().resolve_conj().numpy()
+    return np.asarray(value.detach().numpy())
