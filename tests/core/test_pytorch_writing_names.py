@@ -161,13 +161,14 @@ def test_round_to_decimals(decimals: int):
 
 
 @pytest.mark.parametrize("decimals", [309, 400, -400])
-def test_round_to_decimals_past_float64s_range_is_nan_as_pytorchs(decimals: int):
-    # 10.0 ** 400 raised a raw OverflowError.
+def test_round_to_decimals_past_float64s_range_gives_the_rounded_values(decimals: int):
+    # 10.0 ** 400 raised a raw OverflowError; then it gave NaN, PyTorch's result, which is
+    # no rounding of 1.25: to 309 places it is 1.25 itself, to -400 places 0.
     values = [1.25, 0.0]
     theirs = torch.round(torch.tensor(values), decimals=decimals).tolist()
-    with np.errstate(invalid="ignore", over="ignore"):
-        ours = plugrad.round(plugrad.tensor(values), decimals=decimals).tolist()
-    assert np.isnan(ours).all() and np.isnan(theirs).all()
+    ours = plugrad.round(plugrad.tensor(values), decimals=decimals).tolist()
+    assert np.isnan(theirs).all()
+    assert ours == (values if decimals > 0 else [0.0, 0.0])
 
 
 @pytest.mark.parametrize("decimals", [1, 2, -1])
