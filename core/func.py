@@ -36,12 +36,14 @@ takes cotangents in the output's structure.
 from __future__ import annotations
 
 import contextlib
+import functools
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from . import dtypes as _dtypes
 from . import ops as _ops
-from .creation import zeros, zeros_like
+from .creation import eye, ones_like, zeros, zeros_like
 from .dtypes import is_differentiable
 from .engine import grad as _engine_grad
 from .errors import (
@@ -50,13 +52,15 @@ from .errors import (
     DtypeError,
     IndependentInputError,
     InvalidArgumentError,
+    PlugradError,
     ShapeError,
 )
-from .grad_mode import enable_grad, is_grad_enabled
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .gradcheck import basis
 from .nn.utils.stateless import functional_call, stack_module_state
 from .node import Node, split_edge
 from .tensor import Tensor, tensors_in
+from .versions import restore_version
 
 __all__ = [
     "functional_call",
@@ -100,8 +104,8 @@ def _output_parts(output: Any) -> tuple[tuple[Tensor, ...], Callable[[Iterator[A
         leaves, rebuild = _flatten(output, "the output")
         return tuple(leaves), rebuild
     outputs = _tuple(output, "output")
-    if isinstance(output, tuple):
-        return outputs, lambda replacements: tuple(next(replacements) for _ in outputs)
+    if isinstance(output, tuple):  # (a named tuple stays one, as torch.func's)
+        return outputs, _rebuilding(output, [(o, next) for o in outputs])
     return outputs, next
 
 
@@ -297,7 +301,7 @@ def _uses_no_input(index: int) -> str:
 
 
 def _vjp(
-    func: Function, primals: Sequence[Tensor], strict: bool
+    func: Function, primals: Sequence[Tensor], strict: bool, forward: bool = False
 ) -> tuple[
     Any,
     tuple[Tensor, ...],
@@ -307,7 +311,9 @@ def _vjp(
     Callable[[Iterator[Any]], Any],
 ]:
     """:func:`vjp`'s work: the raw output and its Tensors, the tracked inputs, keep the graph?,
-    the product function (one cotangent per output Tensor) and how to rebuild the output."""
+    the product function (one cotangent per output Tensor) and how to rebuild the output.
+    ``forward``: for a forward-mode Jacobian, where an integer output is let through (its
+    columns are zeros of its dtype, as torch.func.jacfwd's)."""
     # Results keep a graph only where one is recorded: not under no_grad, as torch.func's.
     recording = is_grad_enabled()
     keep = recording and any(p.requires_grad for p in _tuple(tuple(primals), "primal"))
@@ -315,7 +321,8 @@ def _vjp(
     inputs = _tracked(primals, level)
     output = _call_at(level, inputs, func, *inputs)
     outputs, rebuild = _output_parts(output)
-    _refuse_integer_outputs("vjp", outputs)
+    if not forward:
+        _refuse_integer_outputs("vjp", outputs)
     _check_outputs_depend(outputs, strict, _output_name)
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
 
@@ -544,8 +551,8 @@ def grad(func: Function, argnums: Argnums = 0, has_aux: bool = False) -> Callabl
 
 def jvp(
     func: Function,
-    primals: Sequence[Tensor],
-    tangents: Sequence[Tensor],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
     *,
     strict: bool = False,
     has_aux: bool = False,
@@ -553,14 +560,17 @@ def jvp(
     """Evaluate ``func(*primals)`` and its Jacobian-vector product with ``tangents``.
 
     Computed as the derivative, with respect to a dummy cotangent ``u``, of
-    ``<u, J>`` contracted with the tangents: two reverse passes. With
-    ``strict=True``, an output computed from no primal, or a primal no output
-    depends on, raises :class:`~plugrad.errors.IndependentInputError`.
+    ``<u, J>`` contracted with the tangents: two reverse passes. A primal may be
+    a dict, list or tuple of tensors (nested, ``torch.func``'s pytrees), its
+    tangent then of the same structure. With ``strict=True``, an output computed
+    from no primal, or a primal no output depends on, raises
+    :class:`~plugrad.errors.IndependentInputError`.
 
     Returns
     -------
     output, jvp_out
-        ``func(*primals)`` and ``J @ tangents`` (a tuple if ``func`` returns one);
+        ``func(*primals)`` and ``J @ tangents`` in the output's structure (an
+        integer or bool output's part is zeros of its dtype, as ``torch.func``'s);
         with ``has_aux=True`` (``func`` returns ``(output, aux)``), its ``aux`` third.
 
     Examples
@@ -571,6 +581,12 @@ def jvp(
     (tensor([1., 8.]), tensor([ 3., 12.]))
     """
     main, aux = _split_aux(func, has_aux, "jvp")
+    if (
+        isinstance(primals, (tuple, list))
+        and isinstance(tangents, (tuple, list))
+        and any(not isinstance(v, Tensor) for v in (*primals, *tangents))
+    ):  # dicts, lists and tuples of Tensors (torch.func's pytrees): over their Tensors
+        main, primals, tangents = _over_tensors_of(main, primals, tangents, "jvp")
     tangents, keep, inputs, output = _evaluate(main, primals, tangents, "jvp")
     outputs, rebuild = _output_parts(output)
     _check_outputs_depend(outputs, strict, _output_name)
@@ -619,12 +635,7 @@ def linearize(func: Function, *primals: Any) -> tuple[Any, Callable[..., Any]]:
     keep = recording and any(leaf.requires_grad for leaf in leaves)
     level = _running[0] + 1
     inputs = _tracked(leaves, level)
-
-    def over_leaves(*values: Tensor) -> Any:
-        replacements = iter(values)
-        return func(*(rebuild(replacements) for _, rebuild in flattened))
-
-    output = _call_at(level, inputs, over_leaves, *inputs)
+    output = _call_at(level, inputs, _on_leaves(func, flattened), *inputs)
     outputs, rebuild_output = _output_parts(output)
     keep = keep or (recording and _reaches_outside(outputs, inputs, level))
     push = _pushforward(outputs, inputs, strict=False)
@@ -661,6 +672,40 @@ def linearize(func: Function, *primals: Any) -> tuple[Any, Callable[..., Any]]:
     return finished, jvp_fn
 
 
+def _on_leaves(
+    func: Function, flattened: Sequence[tuple[list[Tensor], Callable[[Iterator[Any]], Any]]]
+) -> Function:
+    """``func`` called with the Tensors of its arguments, each argument :func:`_flatten`-ed
+    into ``flattened``: it is given the arguments' structures back."""
+
+    def over_leaves(*values: Tensor) -> Any:
+        replacements = iter(values)
+        return func(*(rebuild(replacements) for _, rebuild in flattened))
+
+    return over_leaves
+
+
+def _over_tensors_of(
+    func: Function, primals: Sequence[Any], tangents: Sequence[Any], name: str
+) -> tuple[Function, list[Tensor], list[Any]]:
+    """For primals that are dicts, lists and tuples of Tensors (nested): ``func`` taking
+    their Tensors, those Tensors, and the tangents' parts in their place (each tangent of
+    its primal's structure, as torch.func's)."""
+    if len(primals) != len(tangents):
+        raise InvalidArgumentError(
+            f"{name} needs one tangent per primal: {len(primals)}, got {len(tangents)}; "
+            "pass one shaped like each primal"
+        )
+    flattened = [_flatten(primal, f"primal {i}") for i, primal in enumerate(primals)]
+    leaves = [leaf for part, _ in flattened for leaf in part]
+    given = [
+        leaf
+        for i, (tangent, primal) in enumerate(zip(tangents, primals))
+        for leaf in _leaves_like(tangent, primal, f"tangent {i}", f"primal {i}")
+    ]
+    return _on_leaves(func, flattened), leaves, given
+
+
 def _pushforward(
     outputs: tuple[Tensor, ...], inputs: Sequence[Tensor], strict: bool
 ) -> Callable[[Sequence[Tensor]], tuple[Tensor | None, ...]]:
@@ -668,9 +713,12 @@ def _pushforward(
     tangents, ``None`` for an output computed from no input: the derivative, with respect to
     a dummy cotangent ``u``, of ``<u, J>`` contracted with the tangents. The first reverse
     pass is made once, so each product costs one more (the function is not run again)."""
+    # An integer or bool output has no dummy: its tangent is None (zeros of its dtype, as
+    # torch.func's forward mode gives).
+    carried = [k for k, o in enumerate(outputs) if is_differentiable(o.dtype)]
     with enable_grad():
-        dummies = [zeros_like(o).requires_grad_() for o in outputs]
-        transposed = _gradients(outputs, inputs, dummies)
+        dummies = [zeros_like(outputs[k]).requires_grad_() for k in carried]
+        transposed = _gradients([outputs[k] for k in carried], inputs, dummies)
     unused = [index for index, g in enumerate(transposed) if g is None]
     if strict and unused:
         raise _independent(_no_output_uses(unused[0]))
@@ -678,7 +726,11 @@ def _pushforward(
     def push(tangents: Sequence[Tensor]) -> tuple[Tensor | None, ...]:
         used = [(g, t) for g, t in zip(transposed, tangents) if g is not None]
         with enable_grad():
-            return _gradients([g for g, _ in used], dummies, [t for _, t in used])
+            columns = _gradients([g for g, _ in used], dummies, [t for _, t in used])
+        found: list[Tensor | None] = [None] * len(outputs)
+        for k, column in zip(carried, columns):
+            found[k] = column
+        return tuple(found)
 
     return push
 
@@ -768,16 +820,31 @@ def _flatten(
         leaves = [leaf for part, _ in parts for leaf in part]
         mapping = type(value)  # (an OrderedDict stays one)
         return leaves, lambda it: mapping((k, rebuild(it)) for k, (_, rebuild) in zip(keys, parts))
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+    if isinstance(value, (list, tuple)):
         parts = [_flatten(v, f"{where}[{i}]", rule) for i, v in enumerate(value)]
         leaves = [leaf for part, _ in parts for leaf in part]
-        kind = type(value)
-        return leaves, lambda it: kind(rebuild(it) for _, rebuild in parts)
+        return leaves, _rebuilding(value, parts)
     raise ArgumentError(f"{where} is a {type(value).__name__}; {rule}")
 
 
+def _rebuilding(value: tuple[Any, ...] | list[Any], parts: list[Any]) -> Callable[..., Any]:
+    """How :func:`_flatten` builds a list or tuple like ``value`` from the ``rebuild`` of
+    each of its ``parts``: a named tuple as its own type (x.max(0)'s, a user's), as
+    torch.func's pytrees."""
+    kind = type(value)
+    if hasattr(value, "_fields"):
+        return lambda it: kind(*(rebuild(it) for _, rebuild in parts))
+    return lambda it: kind(rebuild(it) for _, rebuild in parts)
+
+
 def _argnums(argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
-    chosen = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    chosen = (argnums,) if isinstance(argnums, int) else argnums
+    if not isinstance(chosen, (tuple, list)) or any(not isinstance(a, int) for a in chosen):
+        raise ArgumentError(
+            f"argnums must be an int or a tuple of ints (the positions of the arguments to "
+            f"differentiate with respect to), got {argnums!r}"
+        )
+    chosen = tuple(chosen)
     if not chosen or any(not -n <= a < n for a in chosen):
         raise InvalidArgumentError(
             f"argnums {argnums!r} does not name arguments of a call with {n}; "
@@ -836,7 +903,9 @@ def _jacobian(
         primals = [args[a] for a in chosen]
         # The function runs once in either mode: its side effects (a module's running
         # statistics) happen once, and a random op's draw is one draw for every column.
-        _, outputs, inputs, keep, vjp_fn, rebuild = _vjp(partial, primals, strict=False)
+        _, outputs, inputs, keep, vjp_fn, rebuild = _vjp(
+            partial, primals, strict=False, forward=mode == "forward"
+        )
         if strict:
             _check_blocks(outputs, inputs, chosen, of_gradients)
         _refuse_complex("a Jacobian", primals, outputs)
@@ -982,6 +1051,8 @@ def jacfwd(
     returns ``(jacobian, aux)``. The function runs once, and each column is a
     product with its Jacobian: ``randomness`` is taken for PyTorch code, and a
     random op's one draw holds for every column (PyTorch's ``randomness="same"``).
+    The Jacobian of an integer or bool output is zeros of its dtype, as
+    ``torch.func.jacfwd``'s (where :func:`jacrev` refuses it).
     """
     if randomness not in ("error", "different", "same"):
         raise InvalidArgumentError(
@@ -1095,16 +1166,32 @@ def vmap(
 
     Each slice is one call of ``func``: plugrad has no batching rules, so the
     result is exactly that of a Python loop over the slices, stacked, and takes
-    as long. ``randomness``: ``"error"`` (the default) refuses a function that
-    draws from the default generator, ``"different"`` lets each slice draw its
-    own numbers, ``"same"`` gives every slice the same ones. ``chunk_size`` is
-    accepted for PyTorch code (slices run one at a time anyway). An in-place
-    change of a tensor the function reaches without receiving it (a buffer of a
-    closure) is made once per slice, where ``torch.func.vmap`` makes it once, or
-    refuses to write a mapped value into it: keep such writes out of ``func``.
+    as long. ``randomness`` holds for every generator, the default ones and those
+    passed as ``generator=``: ``"error"`` (the default) refuses a draw before it
+    is made, ``"different"`` lets each slice draw its own numbers, ``"same"``
+    gives every slice the numbers the first drew (each generator is then where one
+    slice's draws leave it, as ``torch.func``'s). ``chunk_size`` is accepted for
+    PyTorch code (slices run one at a time anyway).
+
+    An argument passed whole (``in_dims`` None) that ``func`` changes in place is
+    changed once, as ``torch.func.vmap`` changes it, where every slice makes the
+    same change (``b.add_(1.0)``): each slice starts from its value before the
+    call, and is checked to leave it as the first did. A change that differs
+    between slices (``b.add_(row)``), which ``torch.func.vmap`` refuses, raises
+    :class:`~plugrad.errors.InvalidArgumentError` and is undone; so is every
+    change to them by a call that raises. With one slice a change cannot be told
+    apart: it is made. The tensors passed whole are copied for this at each
+    call. An in-place change of a tensor the function reaches without receiving
+    it (a buffer of a closure) is made once per slice, where ``torch.func.vmap``
+    makes it once, or refuses to write a mapped value into it: keep such writes
+    out of ``func``.
+
     Over a dimension of size 0 the results are empty, as ``torch.func.vmap``'s:
-    ``func`` runs once on a slice of zeros, which gives the shapes and dtypes
-    of its outputs (and draws no random numbers that stay drawn).
+    ``func`` runs once on a stand-in slice, which gives the shapes and dtypes
+    of its outputs: zeros, or where ``func`` refuses them (``linalg.inv``), an
+    identity matrix in the last two dims, then ones. The stand-in draws no
+    random numbers that stay drawn, and its changes to arguments passed whole
+    are undone (``torch.func.vmap`` makes one with values that are not mapped).
 
     Examples
     --------
@@ -1126,7 +1213,7 @@ def vmap(
         raise InvalidArgumentError(f"vmap(): chunk_size must be a positive int, got {chunk_size!r}")
 
     def mapped(*args: Any, **kwargs: Any) -> Any:
-        from .random import get_rng_state, set_rng_state
+        from .random import watching_draws
 
         dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         if len(dims) != len(args):
@@ -1168,56 +1255,46 @@ def vmap(
                 "vmap(): no argument is mapped over (every in_dims entry is None, or no "
                 "tensor); map over at least one"
             )
-        try:
-            start: Any = get_rng_state()
-        except NotImplementedError:  # a backend whose stream cannot be saved: not checked
-            if randomness == "same":
-                raise
-            start = None
-        # Arguments passed whole to every slice: a change in place would reach the slices
-        # after it (and results that alias them), where torch.func refuses it.
+        # Arguments passed whole to every slice: a change in place is made once, as
+        # torch.func's, where every slice makes the same; else refused, undone.
         whole = [(index, t) for index, dim in enumerate(dims) if dim is None
                  for t in tensors_in(args[index])]  # fmt: skip
         whole += [(index, leaf) for index, part in enumerate(parts) if part is not None
                   for leaf, axis in zip(part[0], part[1]) if axis is None]  # fmt: skip
-        versions = [t._version for _, t in whole]
-        results = []
-        # A batch of 0 (as torch.func's, an empty result): the function runs once on a slice
-        # of zeros, which tells the structure, shapes and dtypes of its outputs.
-        for i in range(max(size, 1)):
-            if randomness == "same":
-                set_rng_state(start)
+        passed_whole = _PassedWhole(whole)
+        draws = _Draws(randomness, rewind=size == 0)
+
+        def call_on(slice_of: Callable[[Tensor, int], Tensor]) -> Any:
             call = list(args)
             for index, part in enumerate(parts):
                 if part is not None:
                     leaves, axes, rebuild = part
-                    sliced = (
-                        leaf
-                        if axis is None
-                        else _zero_slice(leaf, axis)
-                        if size == 0
-                        else leaf[(slice(None),) * axis + (i,)]
-                        for leaf, axis in zip(leaves, axes)
-                    )
+                    sliced = (leaf if axis is None else slice_of(leaf, axis)
+                              for leaf, axis in zip(leaves, axes))  # fmt: skip
                     call[index] = rebuild(sliced)
-            results.append(func(*call, **kwargs))
-            for (index, tensor), before in zip(whole, versions):
-                if tensor._version != before:
-                    raise InvalidArgumentError(
-                        f"vmap(): the function changed argument {index} in place, which "
-                        "in_dims passes whole (None) to every slice: each slice would see the "
-                        f"changes of those before it (slice {i}'s change was made); change a "
-                        "copy (x.clone()), or map over it"
-                    )
-            if randomness == "error" and start is not None and get_rng_state().state != start.state:
-                raise InvalidArgumentError(
-                    "vmap(): the function draws random numbers, and randomness='error'; pass "
-                    "randomness='different' (each slice its own) or 'same'"
-                )
-        if size == 0:
-            if start is not None:  # (an empty batch draws no numbers)
-                set_rng_state(start)
-            return _stacked(results, out_dims, empty=True)
+            return func(*call, **kwargs)
+
+        try:
+            with watching_draws(draws):
+                if size == 0:
+                    stand_ins = _stand_in_fills(parts)
+                    result = _first_that_runs(call_on, stand_ins, passed_whole, draws)
+                    return _stacked([result], out_dims, empty=True)
+                results = []
+                for i in range(size):
+                    if i:
+                        passed_whole.start_slice()
+                        if randomness == "same":
+                            draws.rewind()
+                    results.append(call_on(functools.partial(_slice, i=i)))
+                    passed_whole.check(i)
+        except BaseException:
+            passed_whole.undo()
+            raise
+        finally:
+            if size == 0:
+                passed_whole.undo()  # (the stand-in's changes: see _first_that_runs)
+                draws.rewind()  # (an empty batch draws no numbers)
         return _stacked(results, out_dims)
 
     return mapped
@@ -1253,29 +1330,175 @@ def _leaf_dims(value: Any, dims: Any, where: str, count: int) -> list[int | None
     return found
 
 
-def _zero_slice(leaf: Tensor, axis: int) -> Tensor:
-    """Zeros shaped as one slice of ``leaf`` along its (empty) ``axis``: the stand-in slice
-    :func:`vmap` runs the function on for a batch of 0, a function of ``leaf`` where that can
-    be differentiated (the empty result then is too, as torch.func's)."""
-    if leaf.requires_grad and is_differentiable(leaf.dtype):
-        return leaf.sum(axis)  # (a sum over no elements: zeros)
+class _Draws:
+    """What :func:`vmap`'s ``randomness`` does with the draws of its function, called
+    before each one (see :func:`plugrad.random.watching_draws`): refuses it ("error"), or
+    notes the state of each generator before its first draw, to give every slice the same
+    numbers ("same") or to draw none for an empty batch (``rewind``)."""
+
+    def __init__(self, randomness: str, rewind: bool) -> None:
+        self.randomness = randomness
+        self.rewinds = rewind or randomness == "same"
+        self.refused = False
+        self.starts: dict[int, tuple[Any, Any]] = {}  # id: (generator, state before)
+
+    def __call__(self, generator: Any) -> None:
+        if self.randomness == "error":
+            self.refused = True  # (the draw is not made: every stream stays where it was)
+            raise InvalidArgumentError(
+                "vmap(): the function draws random numbers, and randomness='error'; pass "
+                "randomness='different' (each slice its own) or 'same'"
+            )
+        if self.rewinds and id(generator) not in self.starts:
+            try:
+                state = generator.get_state()
+            except NotImplementedError:  # a stream that cannot be saved: only "same" needs it
+                if self.randomness == "same":
+                    raise
+                return
+            self.starts[id(generator)] = (generator, state)
+
+    def rewind(self) -> None:
+        """Put every generator drawn from back where it was before its first draw."""
+        for generator, state in self.starts.values():
+            generator.set_state(state)
+
+
+class _PassedWhole:
+    """The tensors :func:`vmap` gives whole to every slice (``in_dims`` None), and what the
+    slices change of them in place: a change every slice makes alike (from values that are
+    not mapped) is made once, as ``torch.func``'s; one that differs between slices is
+    refused, as ``torch.func`` refuses to write a mapped value there, and undone."""
+
+    def __init__(self, whole: list[tuple[int, Tensor]]) -> None:
+        self.whole = whole
+        # (copies: a refused change must be undone, and the loop cannot know beforehand)
+        with no_grad():
+            self.before = [(t._version, t.clone(), t._edge, t._requires_grad) for _, t in whole]
+        self.made: dict[int, Tensor] = {}  # position: the tensor as slice 0 left it
+
+    def check(self, i: int) -> None:
+        """Refuse what slice ``i`` changed in place unless slice 0 changed it alike."""
+        for position, (index, tensor) in enumerate(self.whole):
+            changed = tensor._version != self.before[position][0]
+            if i == 0:
+                if changed:
+                    with no_grad():
+                        self.made[position] = tensor.clone()
+                continue
+            made = self.made.get(position)
+            if made is None and not changed:
+                continue
+            if made is not None and changed and _equal(tensor, made):
+                continue
+            how = (
+                f"in slice {i} but not in slice 0" if made is None
+                else f"in slice 0 but not in slice {i}" if not changed
+                else "with values that differ between slices (they depend on a mapped "
+                "argument, as torch.func refuses too)"
+            )  # fmt: skip
+            raise InvalidArgumentError(
+                f"vmap(): the function changed argument {index} in place, which in_dims "
+                f"passes whole (None) to every slice, {how}: the change cannot be made once "
+                "for all of them. Nothing was changed. Change a copy (x.clone()), or map "
+                "over it"
+            )
+
+    def start_slice(self) -> None:
+        """Give the next slice the tensors slice 0 changed as they were before it: it makes
+        the change again (then checked to be the same), on the same history."""
+        for position in self.made:
+            self._put_back(position)
+
+    def undo(self) -> None:
+        """Put back every tensor changed in place as it was before the call."""
+        for position, (_, tensor) in enumerate(self.whole):
+            if position in self.made or tensor._version != self.before[position][0]:
+                self._put_back(position)
+
+    def _put_back(self, position: int) -> None:
+        tensor = self.whole[position][1]
+        version, values, edge, requires_grad = self.before[position]
+        with no_grad():
+            tensor.copy_(values)
+        restore_version(tensor, version)
+        tensor._edge, tensor._requires_grad = edge, requires_grad
+
+
+def _slice(leaf: Tensor, axis: int, i: int) -> Tensor:
+    """Slice ``i`` of ``leaf`` along ``axis``: a view, as torch.func's (changes reach it)."""
+    return leaf[(slice(None),) * axis + (i,)]
+
+
+def _stand_in_fills(
+    parts: Sequence[tuple[list[Tensor], list[int | None], Any] | None],
+) -> list[str]:
+    """The stand-in slices :func:`vmap` tries for an empty batch, in order: zeros, then ones
+    on the diagonal of the last two dims (an identity matrix, which inv and cholesky take)
+    where a slice has two dims, then ones."""
+    matrices = any(
+        leaf.ndim > 2 for part in parts if part is not None
+        for leaf, axis in zip(part[0], part[1]) if axis is not None
+    )  # fmt: skip
+    return ["zeros", "identity", "ones"] if matrices else ["zeros", "ones"]
+
+
+def _first_that_runs(
+    call_on: Callable[[Callable[[Tensor, int], Tensor]], Any],
+    fills: list[str],
+    passed_whole: _PassedWhole,
+    draws: _Draws,
+) -> Any:
+    """The result of the function on the first stand-in slice of ``fills`` it runs on (for
+    an empty batch, only to tell the structure, shapes and dtypes of its outputs): a
+    function refusing some values (inv of zeros) is tried on the next, its changes to
+    arguments undone; raises the first error where it runs on none."""
+    first: PlugradError | None = None
+    for fill in fills:
+        try:
+            return call_on(functools.partial(_stand_in, fill=fill))
+        except PlugradError as error:
+            if draws.refused:
+                raise
+            first = first or error
+            passed_whole.undo()
+            draws.rewind()
+    assert first is not None
+    raise first
+
+
+def _stand_in(leaf: Tensor, axis: int, fill: str) -> Tensor:
+    """``fill`` (see :func:`_stand_in_fills`) shaped as one slice of ``leaf`` along its
+    (empty) ``axis``: a function of ``leaf`` where that can be differentiated (the empty
+    result then is too, as torch.func's)."""
     shape = leaf.shape[:axis] + leaf.shape[axis + 1 :]
-    return zeros(shape, dtype=leaf.dtype, device=leaf.device)
+    values = zeros(shape, dtype=leaf.dtype, device=leaf.device)
+    if fill == "ones" or (fill == "identity" and len(shape) < 2):
+        values = ones_like(values)
+    elif fill == "identity":
+        diagonal = eye(shape[-2], shape[-1], dtype=_dtypes.bool, device=leaf.device)
+        values = _ops.where(diagonal, ones_like(values), values)
+    if leaf.requires_grad and is_differentiable(leaf.dtype):
+        return leaf.sum(axis) + values  # (a sum over no elements: zeros)
+    return values
+
+
+def _equal(first: Any, other: Any) -> bool:
+    """Whether two slices' values are the same: Tensors of one shape, equal
+    (NaN where the other has NaN), or equal other values."""
+    if isinstance(first, Tensor) and isinstance(other, Tensor):
+        if first.shape != other.shape:
+            return False
+        with no_grad():
+            return bool(_ops.all((first == other) | ((first != first) & (other != other))))
+    return not isinstance(first, Tensor) and not isinstance(other, Tensor) and first == other
 
 
 def _unmapped(column: list[Any], where: str) -> Any:
     """The one value of an output whose ``out_dims`` entry is None: the same in every slice."""
     first = column[0]
     for other in column[1:]:
-        if other is first:
-            continue
-        same = (
-            isinstance(first, Tensor)
-            and isinstance(other, Tensor)
-            and first.shape == other.shape
-            and bool(_ops.all((first == other) | ((first != first) & (other != other))))
-        ) or (not isinstance(first, Tensor) and not isinstance(other, Tensor) and first == other)
-        if not same:
+        if other is not first and not _equal(first, other):
             raise InvalidArgumentError(
                 f"vmap(): out_dims is None for {where}, but it differs between slices (it "
                 "depends on a mapped argument); give it a dim to stack along"
@@ -1319,7 +1542,8 @@ def _stacked_output(column: list[Any], dim: Any, where: str, empty: bool = False
     first = column[0]
     if dim is None:  # torch.func's: an output no slice changes, given once
         return _unmapped(column, where)
-    if isinstance(dim, int) and not isinstance(dim, bool):
+    if isinstance(dim, int):
+        dim = int(dim)  # (True as 1: torch.func's takes a bool as the int it is)
         leaves_per_slice = [_flatten(value, where, _VMAP_OUTPUT) for value in column]
         rebuild = leaves_per_slice[0][1]
         joined = [

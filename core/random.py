@@ -6,6 +6,7 @@ import contextlib
 import math
 import operator
 import secrets
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -319,6 +320,27 @@ def set_default_generator_states(states: dict[Device, GeneratorState]) -> None:
         _generator_for(device).set_state(state)
 
 
+class _DrawWatchers(threading.local):
+    watchers: tuple[Callable[[Generator], None], ...] = ()
+
+
+_draw_watchers = _DrawWatchers()
+
+
+@contextlib.contextmanager
+def watching_draws(watcher: Callable[[Generator], None]) -> Iterator[None]:
+    """Within the block, call ``watcher(generator)`` before each draw this thread makes
+    from any generator (a default one too), so that it can refuse the draw or note the
+    stream's state first: :func:`plugrad.func.vmap`'s ``randomness``. Blocks nest: every
+    watcher of the blocks around the draw is called, the outermost first."""
+    outer = _draw_watchers.watchers
+    _draw_watchers.watchers = (*outer, watcher)
+    try:
+        yield
+    finally:
+        _draw_watchers.watchers = outer
+
+
 def _generator_for(device: Device) -> Generator:
     generator = _default_generators.get(device)
     if generator is None:
@@ -340,6 +362,8 @@ def _sample(
     size = _shape(shape)
     target, generator = _sampling_device(device, backend, generator)
     dtype = _dtypes.of_python_type(dtype) or _dtypes.default_float_dtype
+    for watch in _draw_watchers.watchers:  # (vmap's randomness: every draw passes here)
+        watch(generator)
     source = generator._source
     if dtype.kind == "complex floating":
         # As PyTorch: the real and imaginary parts drawn apart, each normal of variance
