@@ -34,6 +34,7 @@ from .grad_mode import _state as _grad_state
 from .inplace import takes_out
 from .keyword_options import spell_out
 from .memory_formats import check_memory_format, layout, memory_format, strided
+from .opdef import as_int
 from .tensor import Tensor, _wrap, install_methods
 from .transfer import move_array
 
@@ -1278,6 +1279,7 @@ def logspace(
 def _triangle_indices(
     function: str, row: int, col: int, offset: int, options: Mapping[str, Any]
 ) -> Tensor:
+    row, col, offset = as_int(row), as_int(col), as_int(offset)  # (NumPy integers too)
     for name, value in (("row", row), ("col", col), ("offset", offset)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ArgumentError(f"{function}() takes an int as {name}, got {value!r}")

@@ -75,6 +75,7 @@ __all__ = [
     "NamespaceKernel",
     "OpDef",
     "RegisteredOp",
+    "as_int",
     "collect_ops",
     "dim_as_axis",
     "op",
@@ -918,16 +919,18 @@ def _check_rule_arity(
 
 
 def dim_as_axis(dim: Any) -> Any:
-    """PyTorch's ``dim`` as the standard's ``axis``: a list as a tuple, NumPy integers as ints.
+    """PyTorch's ``dim`` as the standard's ``axis``: a list as a tuple, integers of other
+    kinds as ints (:func:`as_int`).
 
-    For the ``torch_function`` adapters of ops (PyTorch takes ``x.sum([0, 1])``
-    and ``x.max(numpy.int64(1))``); anything else is returned as it is.
+    For the ``torch_function`` adapters of ops (PyTorch takes ``x.sum([0, 1])``,
+    ``x.max(numpy.int64(1))`` and ``x.sum(torch.tensor(1))``); anything else is returned
+    as it is.
     """
     if type(dim) is int or dim is None:
         return dim
     if type(dim) is list or type(dim) is tuple:
-        return tuple(map(_as_int, dim))
-    return _as_int(dim)
+        return tuple(map(as_int, dim))
+    return as_int(dim)
 
 
 def reduction_dim_as_axis(name: str, dim: Any, x: Any, empty: str = "all") -> Any:
@@ -987,8 +990,30 @@ def _fractional_dim(name: str, dim: Any) -> ArgumentError:
     )
 
 
-def _as_int(value: Any) -> Any:
-    """``value`` as an int if it is an integer of any kind (``numpy.int64``), else itself."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+def as_int(value: Any) -> Any:
+    """``value`` as a Python int if it is an integer of another kind, else ``value`` itself.
+
+    PyTorch takes any integer where it takes an int (a dim, a size, a count): a NumPy
+    integer, or a 0-d integer tensor, anything 0-d whose ``__index__`` gives one.
+    Converted once where it is given, the value backward rules and compiled guards see is
+    a plain int. A bool (a bool tensor too, which PyTorch refuses as an int), a float, a
+    float tensor or a tensor of dimensions (a list of indices) comes back as it is, for the
+    caller to read or refuse in its own words. An int costs one type test.
+
+    Examples
+    --------
+    >>> import numpy, plugrad
+    >>> from plugrad.opdef import as_int
+    >>> as_int(numpy.int64(2)), as_int(plugrad.tensor(3)), as_int(True), as_int(1.5)
+    (2, 3, True, 1.5)
+    """
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        return value
+    if getattr(value, "ndim", 0) or getattr(getattr(value, "dtype", None), "kind", 0) == "bool":
+        return value  # (a tensor of indices, read elsewhere; a bool tensor)
+    try:
         return operator.index(value)
-    return value
+    except (TypeError, ValueError):  # (plugrad's DtypeError and ShapeError are these too)
+        return value

@@ -35,6 +35,7 @@ from .errors import (
 from .grad_mode import is_grad_enabled
 from .inplace import apply_inplace, takes_out
 from .memory_formats import memory_format
+from .opdef import as_int
 from .plugins import _rules
 from .tensor import Tensor, install_methods
 
@@ -400,7 +401,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
                 "(negative ones count from the end only along a given dim)"
             )
         return _ops.take_along_axis(_ops.reshape(input, (-1,)), flat, axis=0)
-    return _ops.take_along_axis(input, indices, axis=dim)
+    return _ops.take_along_axis(input, indices, axis=_rules.one_int_axis("take_along_dim", dim))
 
 
 @takes_out
@@ -518,6 +519,9 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
         )
     ndim = input.ndim + 1
     first, second = (_checked_dim("diag_embed", d, ndim) for d in (dim1, dim2))
+    offset = as_int(offset)  # (a NumPy integer, a 0-d integer tensor)
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise ArgumentError(f"diag_embed(): offset must be an int, got {offset!r}")
     if first == second:
         raise ShapeError(f"diag_embed() needs two different axes, got dim1={dim1} and dim2={dim2}")
     *batch, n = input.shape
@@ -536,7 +540,9 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 def _checked_dim(function: str, dim: int, ndim: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -ndim <= dim < ndim:
+    if type(dim) is not int:  # (a NumPy integer, a 0-d integer tensor: as an int)
+        dim = _rules.one_int_axis(function, dim)
+    if not -ndim <= dim < ndim:
         raise ShapeError(f"{function}(): dim {dim!r} is out of range for {ndim} dimensions")
     return dim % ndim
 
@@ -664,8 +670,9 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     """
     if _tensor("combinations", input).ndim != 1:
         raise ShapeError(f"combinations() takes a 1-d tensor, got shape {input.shape}")
+    r = as_int(r)
     if isinstance(r, bool) or not isinstance(r, int) or r < 0:
-        raise ArgumentError(f"combinations() takes r >= 0, got {r!r}")
+        raise ArgumentError(f"combinations() takes an int r >= 0, got {r!r}")
     if r == 0:  # PyTorch's: an empty 1-d tensor
         return _creation.zeros((0,), dtype=input.dtype, device=input.device)
     choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
@@ -968,9 +975,9 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """
     if _tensor("vander", x).ndim != 1:
         raise ShapeError(f"vander() takes a 1-d tensor, got shape {x.shape}")
-    N = x.shape[0] if N is None else N
+    N = x.shape[0] if N is None else as_int(N)
     if isinstance(N, bool) or not isinstance(N, int) or N < 0:
-        raise ArgumentError(f"vander() takes N >= 0, got {N!r}")
+        raise ArgumentError(f"vander() takes an int N >= 0, got {N!r}")
     powers = range(N) if increasing else range(N - 1, -1, -1)
     if x.dtype.kind in ("signed integer", "unsigned integer", "bool"):
         # PyTorch's: integer powers in int64 (int8 100 ** 3 wrapped in int8)

@@ -39,6 +39,7 @@ from .errors import (
 from .grad_mode import no_grad as _no_grad
 from .inplace import apply_inplace, takes_out
 from .memory_formats import strided as _strided
+from .opdef import as_int
 from .plugins import _rules
 from .tensor import Tensor, install_function_methods, install_methods
 from .tensor_indexing import refuse_uint8_index
@@ -88,7 +89,9 @@ def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
 
 def _dim(function: str, dim: Any, ndim: int) -> int:
     n = max(ndim, 1)
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -n <= dim < n:
+    if type(dim) is not int:  # (a NumPy integer, a 0-d integer tensor: as an int)
+        dim = _rules.one_int_axis(function, dim)
+    if not -n <= dim < n:
         raise AxisError(
             f"{function}(): dim {dim!r} is out of range for a {ndim}-d tensor; give one in "
             f"[{-n}, {n - 1}]"
@@ -525,7 +528,8 @@ def unique_consecutive(
     else:  # runs of equal slices along dim
         if input.ndim == 0:
             raise AxisError(f"unique_consecutive(): a 0-d tensor has no dim {dim!r}; give dim=None")
-        flat = _ops.moveaxis(input, _dim("unique_consecutive", dim, input.ndim), 0)
+        dim = _dim("unique_consecutive", dim, input.ndim)  # (an int from here on)
+        flat = _ops.moveaxis(input, dim, 0)
         rows = _ops.reshape(flat, (flat.shape[0], math.prod(flat.shape[1:])))
         differs = _ops.any(rows[1:] != rows[:-1], axis=1)
     n = flat.shape[0]
@@ -609,6 +613,7 @@ def _unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """
     dim = _dim("unfold", dimension, self.ndim)
     length = self.shape[dim] if self.ndim else 1
+    size, step = as_int(size), as_int(step)
     for name, value in (("size", size), ("step", step)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ArgumentError(f"unfold(): {name} must be an int, got {value!r}")

@@ -24,7 +24,7 @@ from plugrad.errors import (
     ShapeError,
 )
 from plugrad.graph import ArraySpec
-from plugrad.opdef import OpDef, dim_as_axis, op, reduction_dim_as_axis
+from plugrad.opdef import OpDef, as_int, dim_as_axis, op, reduction_dim_as_axis
 
 _SCALARS = (bool, int, float, complex)
 
@@ -380,16 +380,24 @@ def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, 
     """The non-negative axes a reduction over ``axis`` reduces (all for ``None``)."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if isinstance(axis, int):
+        axes: tuple[Any, ...] = (axis,)
+    elif type(axis) is tuple:
+        axes = axis
+    else:  # (the standard's axis=numpy.int64(1) reached the rules as given)
+        axis = dim_as_axis(axis)
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return tuple(a % ndim if ndim else a for a in axes)
 
 
 def one_int_axis(name: str, dim: Any) -> int:
-    """``dim`` as an int, or an ArgumentError naming ``name`` (plugrad names no axes)."""
+    """``dim`` as an int (a NumPy integer or a 0-d integer tensor too, see
+    :func:`plugrad.opdef.as_int`), or an ArgumentError naming ``name`` (plugrad names no
+    axes)."""
     if type(dim) is not int:
-        if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
+        dim = as_int(dim)
+        if type(dim) is not int:
             raise ArgumentError(f"{name}(): dim must be one int, got {dim!r}")
-        dim = int(dim)
     return dim
 
 
@@ -651,7 +659,7 @@ def torch_join(name: str) -> Any:
     """PyTorch's ``torch.cat``/``torch.stack(tensors, dim=0)``: the axis may come by position."""
 
     def join(xp: Any, tensors: Any, dim: int = 0) -> Any:
-        return getattr(xp, name)(tensors, axis=dim)
+        return getattr(xp, name)(tensors, axis=dim if type(dim) is int else dim_as_axis(dim))
 
     return one_array(join)
 
@@ -661,6 +669,6 @@ def torch_cumulative(name: str) -> Any:
 
     def accumulate(xp: Any, x: Any, dim: int, *, dtype: Any = None) -> Any:
         x, dtype = torch_accumulated(xp, x, dtype)
-        return getattr(xp, name)(x, axis=dim, dtype=dtype)
+        return getattr(xp, name)(x, axis=dim if type(dim) is int else dim_as_axis(dim), dtype=dtype)
 
     return one_array(accumulate)

@@ -14,7 +14,7 @@ from typing import Any
 
 from plugrad.errors import ArgumentError, ShapeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, op
 
 
 def _triangle(name: str) -> Any:
@@ -24,7 +24,8 @@ def _triangle(name: str) -> Any:
                 f"{name}() got both diagonal= and k=, which name the same argument (diagonal is "
                 "PyTorch's name for k); pass only one"
             )
-        return getattr(xp, name)(x, k=diagonal if k is None else k)
+        # (a NumPy integer or a 0-d integer tensor as an int: the kernel takes ints)
+        return getattr(xp, name)(x, k=as_int(diagonal if k is None else k))
 
     triangle.__doc__ = (
         f"PyTorch's ``{name}(x, diagonal=0)``: ``{name}(x, k=diagonal)``, the diagonal also "
@@ -58,6 +59,7 @@ def _diag(xp: Any, x: Any, diagonal: int = 0) -> Any:
     (above the main one if positive) and zeros elsewhere; a 2-D ``x`` gives
     its diagonal ``diagonal`` as a vector.
     """
+    diagonal = as_int(diagonal)  # (a NumPy integer, a 0-d integer tensor: the ops record it)
     if x.ndim == 2:  # a copy, as PyTorch's (diagonal is a view; torch's positive returns it)
         return xp.asarray(xp.linalg.diagonal(x, offset=diagonal), copy=True)
     if x.ndim != 1:

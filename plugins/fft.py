@@ -18,7 +18,7 @@ from typing import Any
 
 from plugrad.errors import ArgumentError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, dim_as_axis, op
 from plugrad.plugins._rules import axis_slice, cast, checked_axis, device_of, one_array
 
 #: PyTorch's ``norm=None`` is ``"backward"``.
@@ -295,6 +295,7 @@ def _irfftn_grad(xp: Any, g: Any, ans: Any, x: Any, *, s: Any, axes: Any, norm: 
 def _checked_axes(name: str, dim: Any, ndim: int) -> tuple[int, ...]:
     """PyTorch's ``dim`` (one int or several) as the standard's ``axes``, each in range
     (a library's own error was an IndexError naming no function)."""
+    dim = dim_as_axis(dim)  # (NumPy integers, 0-d integer tensors as ints)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     for each in dims:
         checked_axis(name, each, ndim)
@@ -305,6 +306,7 @@ def _torch_one_axis(name: str) -> Any:
     """PyTorch's ``torch.fft.<name>(input, n=None, dim=-1, norm=None)``."""
 
     def transform(xp: Any, x: Any, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
+        n, dim = as_int(n), dim_as_axis(dim)  # (NumPy integers, 0-d integer tensors as ints)
         checked_axis(name, dim, x.ndim)
         # (xp: plugrad's namespace, whose op of the standard's form checks the rest)
         return getattr(xp.fft, name)(x, n=n, axis=dim, norm="backward" if norm is None else norm)

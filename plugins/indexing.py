@@ -34,7 +34,7 @@ from plugrad.errors import (
     ShapeError,
 )
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, op
 from plugrad.plugins import _rules
 from plugrad.plugins._index_plan import plan, put, segment_sum, sole_mask
 from plugrad.plugins._rules import (
@@ -604,17 +604,26 @@ scatter_along_axis = op(
 
 def _narrow(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:
     """PyTorch's ``x.narrow(dim, start, length)``: ``length`` elements along ``dim``."""
-    size = x.shape[checked_axis("narrow", dim, x.ndim)]
-    if hasattr(start, "dtype") and not xp.isdtype(start.dtype, "integral"):
-        raise DtypeError(f"narrow(): start must be an integer, got a {start.dtype} tensor")
-    start = int(start) if hasattr(start, "dtype") else operator.index(start)  # (1.7 was 1)
+    axis = checked_axis("narrow", dim, x.ndim)
+    size = x.shape[axis]
+    # (NumPy integers and 0-d integer tensors as ints; a NumPy integer has a dtype too)
+    if type(start) is not int or type(length) is not int:
+        start, length = as_int(start), as_int(length)
+    if hasattr(start, "dtype"):  # a tensor that is no integer (start 1.7 was 1)
+        raise DtypeError(
+            f"narrow(): start must be one integer, got a tensor of {start.dtype} and shape "
+            f"{tuple(start.shape)}"
+        )
+    for name, value in (("start", start), ("length", length)):
+        if not isinstance(value, int):
+            raise ArgumentError(f"narrow(): {name} must be an int, got {value!r}")
     first = start + size if start < 0 else start
     if not 0 <= first <= size or length < 0 or first + length > size:
         raise IndexOutOfRangeError(
             f"narrow(): start {start} and length {length} do not fit in dimension {dim} "
             f"of length {size}"
         )
-    return x[(slice(None),) * (dim % x.ndim) + (slice(first, first + length),)]
+    return x[(slice(None),) * axis + (slice(first, first + length),)]
 
 
 def _narrow_copy(xp: Any, x: Any, dim: int, start: Any, length: int) -> Any:

@@ -59,7 +59,7 @@ from plugrad.errors import (
 )
 from plugrad.hookspecs import hookimpl
 from plugrad.linalg import _stack_of_vectors
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, op
 from plugrad.plugins import _rules
 from plugrad.plugins._rules import (
     cast,
@@ -1096,6 +1096,10 @@ trace = op("trace(x, /, *, offset=0, dtype=None)", vjp=_trace_grad, namespace="l
 def _torch_diagonal(xp: Any, x: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
     """PyTorch's ``x.diagonal(offset=0, dim1=0, dim2=1)``: a diagonal of two axes, as the last."""
     ndim = x.ndim
+    # (NumPy integers and 0-d integer tensors as ints: the ops below record them)
+    if type(dim1) is not int or type(dim2) is not int or type(offset) is not int:
+        dim1, dim2 = _rules.one_int_axis("diagonal", dim1), _rules.one_int_axis("diagonal", dim2)
+        offset = as_int(offset)
     if not (-ndim <= dim1 < ndim and -ndim <= dim2 < ndim) or dim1 % ndim == dim2 % ndim:
         raise AxisError(
             f"diagonal(): dim1={dim1} and dim2={dim2} must be two different axes of a tensor "

@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
-import numbers
 import operator
 from typing import Any
 
@@ -28,7 +27,7 @@ from plugrad.memory_formats import (
     preserve_format,
     row_major_layout,
 )
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, dim_as_axis, op
 from plugrad.plugins import _rules
 from plugrad.plugins._rules import (
     axis_slice,
@@ -156,7 +155,7 @@ def _ravel(xp: Any, x: Any) -> Any:
 def _unflatten(xp: Any, x: Any, dim: int, sizes: Any) -> Any:
     """PyTorch's ``unflatten(x, dim, sizes)``: split axis ``dim`` into axes of ``sizes``."""
     shape = tuple(x.shape)
-    axis, sizes = checked_axis("unflatten", dim, len(shape)), tuple(sizes)
+    axis, sizes = checked_axis("unflatten", dim, len(shape)), tuple(map(as_int, sizes))
     known = math.prod(n for n in sizes if n != -1)
     length = shape[axis]
     if -1 in sizes and sizes.count(-1) == 1 and known and length % known == 0:
@@ -229,8 +228,8 @@ def _t(xp: Any, x: Any) -> Any:
 def _transpose(xp: Any, x: Any, dim0: int, dim1: int) -> Any:
     """PyTorch's ``x.transpose(dim0, dim1)``: swap two axes (also ``swapaxes``, ``swapdims``)."""
     ndim = max(x.ndim, 1)  # a 0-D tensor takes the axes 0 and -1, as in PyTorch
+    dim0, dim1 = one_int_axis("transpose", dim0), one_int_axis("transpose", dim1)
     for dim in (dim0, dim1):
-        one_int_axis("transpose", dim)
         if not -ndim <= dim < ndim:
             raise ShapeError(
                 f"transpose({dim0}, {dim1}): axis {dim} is out of range for a tensor of "
@@ -333,7 +332,8 @@ def _torch_tile(xp: Any, x: Any, *counts: int, dims: Any = None) -> Any:
 
 def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
     """PyTorch's ``x.split(size_or_sizes, dim=0)``: pieces of one size, or of the sizes listed."""
-    length = x.shape[checked_axis("split", dim, x.ndim)]
+    axis = checked_axis("split", dim, x.ndim)
+    length = x.shape[axis]
     if hasattr(type(split_size_or_sections), "__index__"):  # an int, NumPy's, a 0-d tensor
         split_size_or_sections = operator.index(split_size_or_sections)
         step = split_size_or_sections
@@ -341,7 +341,7 @@ def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[
             raise ShapeError(f"split(): the piece size must be positive, got {step}")
         lengths = [min(step, length - start) for start in range(0, length, step)] or [0]
     else:
-        lengths = list(split_size_or_sections)
+        lengths = [n if type(n) is int else as_int(n) for n in split_size_or_sections]
         if any(n < 0 for n in lengths):  # [4, -1] adds up to 3 too
             raise ShapeError(f"split(): the sizes must not be negative, got {lengths}")
         if sum(lengths) != length:
@@ -351,7 +351,7 @@ def _split(xp: Any, x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[
             )
     pieces, start = [], 0
     for n in lengths:
-        pieces.append(x[axis_slice(x.ndim, dim, start, start + n)])
+        pieces.append(x[axis_slice(x.ndim, axis, start, start + n)])
         start += n
     return tuple(pieces)
 
@@ -376,7 +376,8 @@ def _chunk(xp: Any, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     chunks = operator.index(chunks)  # (a NumPy int, a 0-d tensor)
     if chunks <= 0:
         raise ShapeError(f"chunk(): the number of chunks must be positive, got {chunks}")
-    length = x.shape[checked_axis("chunk", dim, x.ndim)]
+    dim = checked_axis("chunk", dim, x.ndim)
+    length = x.shape[dim]
     if length == 0:  # as PyTorch: that many empty pieces
         return _split(xp, x, [0] * chunks, dim)
     return _split(xp, x, -(-length // chunks), dim)
@@ -398,13 +399,14 @@ def _tensor_split(
             "tensor_split() takes one of indices_or_sections (by position), sections= or "
             f"indices=, got {len(given)}"
         )
-    if sections is not None and not isinstance(sections, int):
+    if sections is not None and not isinstance(as_int(sections), int):
         raise ArgumentError(f"tensor_split(): sections= takes an int, got {sections!r}")
     if indices is not None and not isinstance(indices, (list, tuple)):
         raise ArgumentError(f"tensor_split(): indices= takes a list of ints, got {indices!r}")
     axis = checked_axis("tensor_split", dim, x.ndim)
-    cuts = given[0]
+    cuts = as_int(given[0])  # (a NumPy integer, a 0-d integer tensor: a count)
     if hasattr(cuts, "shape"):
+        cuts = xp.asarray(cuts)  # (a NumPy array of indices as a tensor; a tensor as it is)
         if not xp.isdtype(cuts.dtype, "integral"):  # ([1.9, 3.2] was cut at [1, 3])
             raise DtypeError(
                 f"tensor_split(): indices or sections must be integers, got {cuts.dtype}"
@@ -417,6 +419,12 @@ def _tensor_split(
             )
         piece, longer = divmod(x.shape[axis], cuts)
         cuts = [i * piece + min(i, longer) for i in range(1, cuts)]
+    elif hasattr(type(cuts), "__iter__"):  # (NumPy integers, 0-d integer tensors as ints)
+        cuts = [c if type(c) is int else as_int(c) for c in cuts]
+    else:  # (2.5 was an untyped TypeError from unpacking it)
+        raise ArgumentError(
+            f"tensor_split(): indices_or_sections takes an int or a list of ints, got {cuts!r}"
+        )
     edges = [None, *cuts, None]
     return tuple(x[axis_slice(x.ndim, axis, a, b)] for a, b in itertools.pairwise(edges))
 
@@ -521,7 +529,9 @@ broadcast_to = op("broadcast_to", _broadcast_to,
                   methods={"broadcast_to": None, "expand": _expand, "expand_as": _expand_as},
                   doc="Broadcast ``x`` to ``shape``; the gradient is summed back over new axes.")
 def _axes(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+    """PyTorch's lists as the standard's tuples, integers of other kinds as ints (the kernels
+    and rules of roll and moveaxis read the value as given: a NumPy integer, a 0-d tensor)."""
+    return value if type(value) is int or value is None else dim_as_axis(value)
 
 
 def _zero_d_axes(name: str, axes: Any) -> None:
@@ -540,7 +550,7 @@ def _flip(xp: Any, x: Any, /, axis: Any = None) -> Any:
 
 def _torch_flip(xp: Any, x: Any, dims: Any) -> Any:
     """PyTorch's ``flip(x, dims=...)``."""
-    return _flip(xp, x, axis=_axes(dims))
+    return _flip(xp, x, axis=dim_as_axis(dims))
 
 
 def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None) -> Any:
@@ -549,8 +559,8 @@ def _flip_method(xp: Any, x: Any, *dim: Any, dims: Any = None, axis: Any = None)
     if len(given) > 1:
         raise ArgumentError("flip() takes the axes once: by position, as dims= or as axis=")
     if dim:
-        return _flip(xp, x, axis=_axes(dim[0]) if len(dim) == 1 else dim)
-    return _flip(xp, x, axis=_axes(given[0]) if given else None)
+        return _flip(xp, x, axis=dim_as_axis(dim[0] if len(dim) == 1 else dim))
+    return _flip(xp, x, axis=dim_as_axis(given[0]) if given else None)
 
 
 def _torch_roll(xp: Any, x: Any, shifts: Any = None, dims: Any = None, *, shift: Any = None) -> Any:
@@ -566,10 +576,10 @@ def _torch_roll(xp: Any, x: Any, shifts: Any = None, dims: Any = None, *, shift:
             "roll() got both shift= and shifts=, which name the same argument; pass only one"
         )
     shifts = shift if shifts is None else shifts
-    dims = _axes(dims)
+    dims = dim_as_axis(dims)  # (NumPy integers, 0-d integer tensors: as ints)
     if dims == ():  # PyTorch's: no dims rolls the flattened tensor (NumPy's rolls none)
         dims = None
-    return xp.roll(x, _axes(shifts), axis=dims)
+    return xp.roll(x, dim_as_axis(shifts), axis=dims)
 
 
 def _roll(xp: Any, x: Any, /, shift: Any, axis: Any = None) -> Any:
@@ -606,7 +616,7 @@ def _flipud(xp: Any, x: Any) -> Any:
 
 def _rot90(xp: Any, x: Any, k: int = 1, dims: Any = (0, 1)) -> Any:
     """PyTorch's ``rot90(x, k=1, dims=(0, 1))``: ``k`` quarter turns in the plane of ``dims``."""
-    _integer("rot90", "k", k)
+    k = _integer("rot90", "k", k)
     dims = tuple(dims)
     if len(dims) != 2 or x.ndim < 2:
         raise ShapeError(
@@ -698,9 +708,12 @@ unstack = op("unstack", _unstack,
                       "tensor_split": _tensor_split, "split_with_sizes": _split_with_sizes,
                       "unsafe_split": _split, "unsafe_chunk": _chunk,
                       "unsafe_split_with_sizes": _split_with_sizes},
-             torch_function=lambda xp, x, dim=0: tuple(xp.unstack(x, axis=dim)),
+             torch_function=lambda xp, x, dim=0: tuple(xp.unstack(x, axis=dim_as_axis(dim))),
              doc="Split ``x`` along ``axis`` into a tuple of tensors without that axis.")
 def _moveaxis(xp: Any, x: Any, source: Any, destination: Any, /) -> Any:
+    if type(source) is not int or type(destination) is not int:
+        # (the kernel and the rule read the axes as given: NumPy integers, 0-d tensors as ints)
+        source, destination = _axes(source), _axes(destination)
     if x.ndim == 0:
         _zero_d_axes("moveaxis", source)
         _zero_d_axes("moveaxis", destination)
@@ -724,8 +737,8 @@ def _repeat_interleave(
     else:
         if dim is not None and axis is not None:
             raise ArgumentError("repeat_interleave() got both dim= and axis=; give one of them")
-        axis = axis if dim is None else dim
-        result = xp.repeat(x, repeats, axis=axis)
+        axis = dim_as_axis(axis if dim is None else dim)  # (a NumPy integer, a 0-d tensor)
+        result = xp.repeat(x, as_int(repeats), axis=axis)
     # PyTorch's output_size is a promise (it spares a device sync): one not kept is refused.
     made = result.shape[0 if axis is None else axis]  # (axis=None repeats the flattened x)
     if output_size is not None and made != output_size:
@@ -790,7 +803,11 @@ def plugrad_ops() -> list[OpDef]:
     return collect_ops(globals())
 
 
-def _integer(function: str, name: str, value: Any) -> None:
-    """Raise a ``TypeError`` unless ``value`` is an integer (a NumPy one too), not a bool."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentError(f"{function}(): {name} must be an int, got {value!r}")
+def _integer(function: str, name: str, value: Any) -> int:
+    """``value`` as an int (a NumPy integer or a 0-d integer tensor too), or a ``TypeError``
+    (a bool is none)."""
+    if type(value) is not int:
+        value = as_int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ArgumentError(f"{function}(): {name} must be an int, got {value!r}")
+    return value

@@ -16,7 +16,7 @@ from typing import Any
 
 from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, op
 from plugrad.plugins._rules import (
     cast,
     checked_axis,
@@ -267,7 +267,35 @@ matrix_transpose = op("matrix_transpose(x, /)", vjp=lambda xp, g, ans, x: xp.mat
                       saves=(), view=True, doc="Transpose the last two axes (``x.mT``).")
 
 
+def _plain_axes(axes: Any) -> Any:
+    """tensordot's ``axes`` (PyTorch's ``dims``) in Python ints: an int, or a pair whose sides
+    are ints or lists of ints. The kernel and the backward rules both read the value as given:
+    a NumPy integer or an integer tensor (PyTorch's dims may be one: a number or two rows)
+    is read as the ints it holds."""
+    if type(axes) is int:
+        return axes
+    if hasattr(axes, "ndim") and hasattr(axes, "tolist"):  # (a NumPy integer has them too)
+        if axes.ndim not in (0, 2) or "int" not in str(axes.dtype):
+            raise ArgumentError(
+                f"tensordot(): a tensor of axes must hold integers, as one number or two "
+                f"rows, got shape {tuple(axes.shape)} of {axes.dtype}"
+            )
+        return axes.tolist()
+    if isinstance(axes, (tuple, list)) and len(axes) == 2:
+        return tuple(_plain_side(side) for side in axes)
+    return axes  # (refused by _check_tensordot_axes)
+
+
+def _plain_side(side: Any) -> Any:
+    """One side of tensordot's pair of axes: an int, or a list of ints (see _plain_axes)."""
+    side = as_int(side)
+    if hasattr(side, "tolist"):  # a tensor of several axes
+        side = side.tolist()
+    return [as_int(a) for a in side] if isinstance(side, (tuple, list)) else side
+
+
 def _tensordot_axes(axes: Any, ndim1: int, ndim2: int) -> tuple[list[int], list[int]]:
+    axes = _plain_axes(axes)
     if isinstance(axes, int):
         return list(range(ndim1 - axes, ndim1)), list(range(axes))
     first, second = axes
@@ -306,13 +334,8 @@ def _tensordot(xp: Any, x1: Any, x2: Any, /, dims: Any = None, *, axes: Any = 2)
         if axes != 2:
             raise ArgumentError("tensordot() got both axes= and PyTorch's dims=; pass only one")
         axes = dims
-    if hasattr(axes, "ndim") and hasattr(axes, "tolist"):  # PyTorch's dims may be a tensor
-        if axes.ndim not in (0, 2) or "int" not in str(axes.dtype):
-            raise ArgumentError(
-                f"tensordot(): a tensor of axes must hold integers, as one number or two "
-                f"rows, got shape {tuple(axes.shape)} of {axes.dtype}"
-            )
-        axes = axes.tolist()
+    if type(axes) is not int:
+        axes = _plain_axes(axes)
     _check_tensordot_axes(axes, x1, x2)
     if not isinstance(axes, int):
         # Two lists, as the standard wants them (NumPy also reads a pair of ints, PyTorch's

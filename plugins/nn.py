@@ -30,7 +30,7 @@ from typing import Any
 
 from plugrad.errors import ArgumentError, AxisError, BackwardError, DtypeError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, collect_ops, dim_as_axis, op
 from plugrad.plugins._error_function import erf_values, erfc_values
 from plugrad.plugins._index_plan import put
 from plugrad.plugins._rules import (
@@ -224,7 +224,7 @@ def _normalizing_method(name: str) -> Any:
                     "fractions: pass a floating dtype such as float64, or none"
                 )
             x = xp.astype(x, dtype)
-        return getattr(xp, name)(x, axis=-1 if dim is None and axis is None else (
+        return getattr(xp, name)(x, axis=-1 if dim is None and axis is None else dim_as_axis(
             axis if dim is None else dim))  # fmt: skip
 
     method.__doc__ = _normalizing_method.__doc__

@@ -7,12 +7,11 @@ named tuple ``(values, indices)``, where ``plugrad.sort`` returns the values.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 from plugrad.errors import ArgumentError, AxisError, ShapeError, type_name
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, op
 from plugrad.plugins._rules import (
     along_axis_key,
     axis_slice,
@@ -64,6 +63,8 @@ def _topk(
     """
     if type(k) is not int:
         k = _count_k(k)
+    if type(dim) is not int:  # (a NumPy integer, a 0-d integer tensor: as an int)
+        dim = as_int(dim)
     if x.ndim == 0:  # PyTorch's: the element itself for k 0 or 1, along dim 0 or -1
         if not isinstance(dim, int) or dim not in (0, -1):
             raise AxisError(f"topk(): dim must be 0 or -1 for a 0-d tensor, got {dim!r}")
@@ -83,10 +84,12 @@ def _topk(
 
 
 def _count_k(k: Any) -> int:
-    """topk()'s ``k`` as an int (a NumPy integer too), or an ArgumentError naming it: a float
-    was refused by slicing, as "slice indices must be integers"."""
-    if isinstance(k, numbers.Integral) and not isinstance(k, bool):
-        return int(k)
+    """topk()'s ``k`` as an int (a NumPy integer or a 0-d integer tensor too), or an
+    ArgumentError naming it: a float was refused by slicing, as "slice indices must be
+    integers"."""
+    k = as_int(k)
+    if type(k) is int:
+        return k
     raise ArgumentError(
         f"topk(): argument 'k' must be int, not {type_name(k)} (got {k!r}); k counts the "
         "elements to take"

@@ -25,7 +25,7 @@ from typing import Any
 
 from plugrad.errors import ArgumentError, DtypeError, IndexOutOfRangeError, ShapeError
 from plugrad.hookspecs import hookimpl
-from plugrad.opdef import OpDef, collect_ops, op
+from plugrad.opdef import OpDef, as_int, collect_ops, dim_as_axis, op
 from plugrad.plugins._rules import (
     axis_slice,
     cast,
@@ -40,6 +40,7 @@ from plugrad.plugins._rules import (
     is_complex,
     is_half,
     normalize_axes,
+    one_int_axis,
     reduction_axis,
     reverse_cumulative_sum,
     torch_accumulated,
@@ -165,7 +166,7 @@ def _logcumsumexp_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
 
 def _torch_logcumsumexp(xp: Any, x: Any, dim: int) -> Any:
     """PyTorch's ``logcumsumexp(x, dim)``."""
-    return xp.cumulative_logsumexp(x, axis=dim)
+    return xp.cumulative_logsumexp(x, axis=dim_as_axis(dim))
 
 
 cumulative_logsumexp = op(
@@ -268,9 +269,12 @@ def _kthvalue(xp: Any, x: Any, k: int, dim: int = -1, keepdim: bool = False) -> 
 
     A named tuple ``(values, indices)``; among equal elements the index may differ from PyTorch's.
     """
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+    k = as_int(k)  # (a NumPy integer, a 0-d integer tensor)
+    if isinstance(k, bool) or not isinstance(k, int):
         # A float k picked the element below it (1.5 gave the first smallest).
         raise ArgumentError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
+    if type(dim) is not int:
+        dim = one_int_axis("kthvalue", dim)
     length = x.shape[checked_axis("kthvalue", dim, x.ndim, zero_d_as_one=True)] if x.ndim else 1
     if not 1 <= k <= length:
         raise IndexOutOfRangeError(
@@ -296,6 +300,8 @@ def _spread_method(name: str) -> Any:
             raise ArgumentError(f"{name}() got both unbiased= and correction=; pass only one")
         if correction is None:
             correction = 0 if unbiased is False else 1
+        elif type(correction) is not int:  # (a NumPy integer, a 0-d integer tensor: an int)
+            correction = as_int(correction)
         function = xp.var if name == "var" else xp.std
         axis = reduction_axis(name, x, dim, axis)
         return function(x, axis=axis, correction=correction, keepdims=keepdim)

@@ -51,6 +51,7 @@ from ..function import Function
 from ..grad_mode import _state as _grad_state
 from ..grad_mode import no_grad
 from ..inplace import apply_inplace, takes_out
+from ..opdef import as_int, dim_as_axis
 from ..plugins import _rules
 from ..random import Generator, rand
 from ..tensor import Tensor, install_methods
@@ -823,17 +824,18 @@ def _floating(input: Tensor, dtype: _dtypes.DType | None, function: str) -> Tens
 
 
 def _dim(function: str, dim: Any, axis: Any) -> Any:
-    """``dim``, or the Array API's ``axis`` given in its place; both is an error."""
+    """``dim``, or the Array API's ``axis`` given in its place; both is an error. Integers of
+    other kinds come back as ints, lists as tuples (see :func:`plugrad.opdef.dim_as_axis`)."""
     if axis is None:
         if dim is None:
             raise ArgumentError(f"{function}() needs dim= (the axis to reduce over)")
-        return dim
+        return dim if type(dim) is int else dim_as_axis(dim)
     if dim is not None:
         raise ArgumentError(
             f"{function}() got both dim= and axis=, which name the same argument (axis is "
             "the Array API's name for dim); pass only one"
         )
-    return axis
+    return dim_as_axis(axis)
 
 
 def softmax(
@@ -2317,8 +2319,10 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
 
 def _checked_dim(function: str, dim: Any, ndim: int) -> int:
     """``dim`` as an axis in ``0..ndim-1`` (negative counts from the end), or an AxisError."""
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise ArgumentError(f"{function}(): dim must be an int, got {dim!r}")
+    if type(dim) is not int:
+        dim = as_int(dim)  # (a NumPy integer, a 0-d integer tensor)
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise ArgumentError(f"{function}(): dim must be an int, got {dim!r}")
     if not -ndim <= dim < ndim:
         valid = f"give one in [{-ndim}, {ndim - 1}]" if ndim else "a 0-d tensor has none"
         raise AxisError(

@@ -8,6 +8,8 @@ keepdim=True)`` put the kept axes last, ``arange`` read NumPy float scalars and 
 tensors as integers, the real transforms of integers computed in float64, and
 ``default_collate`` took the first sample's type for the whole batch; ``chunk`` of an empty
 dimension gave one piece, ``index_select`` and ``unfold`` of a 0-d tensor an extra dimension.
+A NumPy integer or a 0-d integer tensor given for an int (a dim, a size, a count) was refused
+by many functions, or reached the backward rule as given and failed there.
 """
 
 from __future__ import annotations
@@ -749,3 +751,131 @@ def test_a_negative_matrix_power_of_an_integer_matrix_is_refused():
         torch.linalg.matrix_power(torch.tensor([[2, 0], [0, 1]]), -1)
     assert plugrad.linalg.matrix_power(x, 2).tolist() == [[4, 0], [0, 1]]
     assert plugrad.linalg.matrix_power(x.float(), -1).tolist() == [[0.5, 0.0], [0.0, 1.0]]
+
+
+# Integers of other kinds where PyTorch takes an int (a dim, a size, a count): a NumPy integer
+# or a 0-d integer tensor. plugrad refused many ("dim np.int64(0) is out of range", "takes
+# r >= 0", isdtype()'s DtypeError for narrow and tensor_split, "iteration over a 0-d tensor"
+# for squeeze), or took them and failed in backward, where the value reached the rule as given
+# (sum, tensordot). name -> program(lib, x, k), k(v) the integer v of the kind tested.
+# fmt: off
+INTEGER_ARGUMENTS: dict[str, Callable[..., Any]] = {
+    "index_add(dim)": lambda lib, x, k: lib.index_add(x, k(0), lib.tensor([2, 0]), x[:2] * 2),
+    "index_add_(dim)": lambda lib, x, k: (x * 1).index_add_(k(0), lib.tensor([1]), x[:1]),
+    "index_fill(dim)": lambda lib, x, k: x.index_fill(k(1), lib.tensor([0, 2]), 2.0),
+    "index_copy(dim)": lambda lib, x, k: lib.index_copy(x, k(0), lib.tensor([1]), x[:1] * 2),
+    "index_reduce(dim)": lambda lib, x, k: x.index_reduce(k(0), lib.tensor([1]), x[:1] * 2,
+                                                          "prod"),
+    "unfold(dim, size, step)": lambda lib, x, k: x.unfold(k(1), k(2), k(1)),
+    "unique_consecutive(dim=)": lambda lib, x, k: lib.unique_consecutive(
+        (x > 1).detach(), dim=k(1)).float(),
+    "diag_embed(offset, dim1, dim2)": lambda lib, x, k: lib.diag_embed(x, k(1), k(0), k(2)),
+    "narrow(dim, start, length)": lambda lib, x, k: lib.narrow(x, k(1), k(1), k(2)),
+    "narrow_copy(dim, start, length)": lambda lib, x, k: x.narrow_copy(k(1), k(-3), k(2)),
+    "tensor_split(sections, dim)": lambda lib, x, k: lib.tensor_split(x, k(3), k(1))[0],
+    "split([sizes], dim)": lambda lib, x, k: lib.split(x, [k(1), k(3)], k(1))[1],
+    "chunk(chunks, dim)": lambda lib, x, k: lib.chunk(x, k(2), k(1))[1],
+    "combinations(r)": lambda lib, x, k: lib.combinations(x[0], k(2)),
+    "vander(N=)": lambda lib, x, k: lib.vander(x[0].detach(), N=k(3)),
+    "tril_indices(row, col, offset)": lambda lib, x, k: lib.tril_indices(k(3), k(4), k(1)),
+    "triu_indices(row, col, offset)": lambda lib, x, k: lib.triu_indices(k(3), k(4), k(-1)),
+    "squeeze(dim)": lambda lib, x, k: x[None].squeeze(k(0)),
+    "transpose(dim0, dim1)": lambda lib, x, k: x.transpose(k(0), k(1)),
+    "sum(dim)": lambda lib, x, k: x.sum(k(1)),
+    "std(dim)": lambda lib, x, k: x.std(k(1)),
+    "var(dim, correction=)": lambda lib, x, k: x.var(1, correction=k(0)),
+    "cumsum(dim)": lambda lib, x, k: lib.cumsum(x, k(1)),
+    "softmax(dim)": lambda lib, x, k: lib.softmax(x, k(1)),
+    "logsumexp(dim)": lambda lib, x, k: lib.logsumexp(x, k(1)),
+    "topk(k, dim)": lambda lib, x, k: x.topk(k(2), k(0)).values,
+    "kthvalue(k, dim)": lambda lib, x, k: x.kthvalue(k(2), k(1)).values,
+    "roll(shifts, dims)": lambda lib, x, k: lib.roll(x, (k(1), k(-1)), (k(0), k(1))),
+    "rot90(k, dims)": lambda lib, x, k: lib.rot90(x, k(1), (k(0), k(1))),
+    "tril(diagonal)": lambda lib, x, k: lib.tril(x, k(-1)),
+    "diag(diagonal)": lambda lib, x, k: lib.diag(x, k(1)),
+    "diagonal(offset, dim1, dim2)": lambda lib, x, k: x.diagonal(k(1), k(1), k(0)),
+    "take_along_dim(dim)": lambda lib, x, k: lib.take_along_dim(x, lib.tensor([[2], [0], [1]]),
+                                                                k(1)),
+    "unflatten(dim, sizes)": lambda lib, x, k: x.unflatten(k(1), (k(2), k(2))),
+    "unbind(dim)": lambda lib, x, k: x.unbind(k(1))[2],
+    "fft.fft(n, dim)": lambda lib, x, k: lib.fft.fft(x, k(3), k(0)).abs(),
+    "tensordot(dims=n)": lambda lib, x, k: lib.tensordot(x, x.T * 1, dims=k(1)),
+    "tensordot(dims=[[a], [b]])": lambda lib, x, k: lib.tensordot(x, x * 1, dims=([k(1)],
+                                                                                  [k(1)])),
+}
+# fmt: on
+#: kind -> (plugrad's integer of that kind, torch's)
+INTEGER_KINDS = {
+    "numpy.int64": (np.int64, np.int64),
+    "0-d tensor": (plugrad.tensor, torch.tensor),
+}
+#: PyTorch refuses a NumPy integer as tensordot's dims (plugrad takes it: a NumPy integer is an
+#: int everywhere else); the reference is dims=1.
+_TORCH_INTS_ONLY = {("tensordot(dims=n)", "numpy.int64")}
+
+
+def _run_with_integers(lib: Any, name: str, make: Callable[[int], Any]) -> list[np.ndarray]:
+    x = lib.tensor(np.arange(1.0, 13.0).reshape(3, 4) / 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTorch's "index_reduce() is in beta"
+        out = INTEGER_ARGUMENTS[name](lib, x, make)
+    results = [np.asarray(out.detach().numpy())]
+    if out.requires_grad:
+        (out * out).sum().backward()  # (sum's gradient alone would hide a wrong selection)
+        results.append(np.asarray(x.grad.numpy()))
+    return results
+
+
+@pytest.mark.parametrize("kind", list(INTEGER_KINDS))
+@pytest.mark.parametrize("name", list(INTEGER_ARGUMENTS))
+def test_integers_of_other_kinds_are_taken_as_ints_forward_and_backward(name: str, kind: str):
+    ours_kind, torch_kind = INTEGER_KINDS[kind]
+    ours = _run_with_integers(plugrad, name, ours_kind)
+    theirs = _run_with_integers(
+        torch, name, int if (name, kind) in _TORCH_INTS_ONLY else torch_kind
+    )
+    assert_arrays_agree(ours, theirs, 1e-7, 1e-9)
+
+
+@pytest.mark.parametrize("make", [np.int64, plugrad.tensor], ids=["numpy.int64", "0-d tensor"])
+def test_tensordots_pair_of_integer_axes_is_read_as_ints(make):
+    # NumPy's reading of dims=(1, 0), one axis on each side, which PyTorch spells
+    # ([1], [0]): NumPy integers there raised an untyped TypeError in the forward.
+    values = np.arange(6.0).reshape(2, 3) / 4
+
+    def run(lib: Any, dims: Any) -> list[np.ndarray]:
+        a = lib.tensor(values, requires_grad=True)
+        b = lib.tensor(values.T[::-1].copy(), requires_grad=True)
+        out = lib.tensordot(a, b, dims=dims(lib))
+        (out * out).sum().backward()
+        return [out.detach().numpy(), a.grad.numpy(), b.grad.numpy()]
+
+    ours = run(plugrad, lambda lib: (make(1), make(0)))
+    theirs = run(torch, lambda lib: ([1], [0]))
+    assert_arrays_agree(ours, theirs, 1e-7, 1e-9)
+
+
+def test_a_tensor_given_for_an_int_reaches_the_backward_rule_as_an_int():
+    # The rules received tensor(1) as given: x.sum(tensor(1)).backward() iterated over it.
+    x = plugrad.ones((2, 3), requires_grad=True)
+    out = x.sum(plugrad.tensor(1))
+    assert type(out.grad_fn._params["axis"]) is int
+    out.sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.index_add(1.0, plugrad.tensor([0]), x[:, :1]),  # (a float is no dim)
+        lambda x: plugrad.narrow(x, 0, 1.5, 1),
+        lambda x: plugrad.combinations(x[0], True),  # (a bool is no count)
+        lambda x: x.index_fill(plugrad.tensor(True), plugrad.tensor([0]), 1.0),  # (nor dim)
+        lambda x: x.unfold(0, plugrad.tensor(1.0), 1),
+        lambda x: plugrad.tril_indices(3, plugrad.tensor([2, 3])),
+        lambda x: plugrad.tensor_split(x, 2.5),
+    ],
+)
+def test_what_is_no_integer_is_still_refused_with_a_typed_error(call):
+    with pytest.raises((ArgumentError, DtypeError)):
+        call(plugrad.ones((3, 4)))
