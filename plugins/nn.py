@@ -178,10 +178,17 @@ gelu = nn_op("gelu", _gelu_kernel, vjp=_gelu_grad, promotion="float", real_only=
 # -- softmax and its relatives -------------------------------------------------------------
 
 
+def _one_axis(x: Any, axis: int) -> int | None:
+    """``axis``, or None of a 0-d ``x`` (its dim 0 or -1, as PyTorch's): Dask's reductions
+    take no axis of a 0-d array."""
+    return None if x.ndim == 0 else axis
+
+
 @half_in_float32  # as PyTorch: float16 normalized in float32, rounded once
 def _log_softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     if 0 in x.shape:  # no elements: nothing to normalize (max() has no identity)
         return xp.reshape(x, x.shape) * 1
+    axis = _one_axis(x, axis)
     shifted = x - xp.max(x, axis=axis, keepdims=True)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
@@ -190,6 +197,7 @@ def _log_softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
 def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     if 0 in x.shape:
         return xp.reshape(x, x.shape) * 1
+    axis = _one_axis(x, axis)
     e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
     return e / xp.sum(e, axis=axis, keepdims=True)
 
@@ -197,12 +205,12 @@ def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
 @half_rule_in_float32
 def _softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
     ans = conj(xp, ans)  # (a complex x's rule is the conjugate Jacobian's, as every one here)
-    return ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
+    return ans * (g - xp.sum(g * ans, axis=_one_axis(ans, axis), keepdims=True))
 
 
 @half_rule_in_float32
 def _log_softmax_grad(xp: Any, g: Any, ans: Any, x: Any, *, axis: int) -> Any:
-    return g - conj(xp, xp.exp(ans)) * xp.sum(g, axis=axis, keepdims=True)
+    return g - conj(xp, xp.exp(ans)) * xp.sum(g, axis=_one_axis(ans, axis), keepdims=True)
 
 
 _PYTHON_TYPE_DTYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}

@@ -20,6 +20,7 @@ import plugrad
 import plugrad.nn.functional as F
 from plugrad import nn
 from plugrad.errors import ArgumentError, AxisError, DtypeError, IndexOutOfRangeError, ShapeError
+from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -912,3 +913,18 @@ def test_gumbel_softmax_of_one_logit_is_one_as_pytorch(hard) -> None:
     assert sample.shape == () and sample.item() == 1.0
     sample.backward()
     assert logit.grad.item() == 0.0
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_a_0d_tensor_on_every_backend_as_pytorch(backend: str, name: str) -> None:
+    # Dask's max and sum take no axis of a 0-d array: dim -1 of it was an AxisError there.
+    t = torch.tensor(0.7, requires_grad=True)
+    expected = getattr(torch.nn.functional, name)(t, dim=-1)
+    (expected * 3).backward()
+    with plugrad.use_backend(backend):
+        x = plugrad.tensor(0.7, requires_grad=True)
+        y = getattr(F, name)(x, dim=-1)
+        (y * 3).backward()
+        assert y.shape == () and abs(y.item() - expected.item()) < 1e-7
+        assert abs(x.grad.item() - t.grad.item()) < 1e-7
