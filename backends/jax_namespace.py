@@ -60,7 +60,7 @@ def asarray(  # type: ignore[no-redef, unused-ignore]
     return out
 
 
-def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:
+def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:  # type: ignore[no-redef, unused-ignore]
     """``jax.numpy.moveaxis``, refusing an axis named twice (JAX's moved the axes to a
     shape no other library gives, where NumPy and PyTorch refuse)."""
     for axes in (source, destination):

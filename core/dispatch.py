@@ -34,6 +34,7 @@ from .errors import (
     PlugradError,
     ScalarRangeError,
     ShapeError,
+    add_note,
 )
 from .errors import type_name as _type_name
 from .floating_point_warnings import again_without_warnings as _again_quietly
@@ -1189,9 +1190,7 @@ def _name_third_party_kernel(op: RegisteredOp, device: Device, error: BaseExcept
     sources = _tables.kernel_sources.get(device.backend.name, {}).get(op.name)
     plugin = sources[0].plugin if sources else _tables.op_owners.get(op.name)
     if plugin is not None and plugin not in _tables.builtin_plugins:
-        note = f"plugrad: raised by {_kernel_that_ran(op, device)}"
-        if note not in getattr(error, "__notes__", ()):  # (a kernel calling another op)
-            error.add_note(note)
+        add_note(error, f"plugrad: raised by {_kernel_that_ran(op, device)}")
 
 
 def _names_axes(value: Any) -> bool:

@@ -41,6 +41,7 @@ from .errors import (
     PluginOutputError,
     PlugradError,
     ShapeError,
+    add_note,
 )
 from .grad_mode import _state
 from .node import Node as _Node
@@ -526,9 +527,7 @@ def _retell_backward_error(node: Any, error: Exception) -> None:
     if type(error).__name__ not in BACKEND_LINALG_ERRORS:
         if op is not None and _graph.third_party_op(op.name):
             # Its own type and message are kept (the plugin may document them).
-            note = f"plugrad: raised by {_failing_rule(node, op, error)}"
-            if note not in getattr(error, "__notes__", ()):
-                error.add_note(note)
+            add_note(error, f"plugrad: raised by {_failing_rule(node, op, error)}")
         return
     raise LinAlgError(
         f"{node.name()}: {error}: the gradient needs the inverse of a singular matrix here, "

@@ -381,6 +381,29 @@ def name_the_call(error: BaseException, called: str) -> None:
         error.args = (f"{called}() (in {inner}()): {rest}",)
 
 
+def add_note(error: BaseException, note: str) -> None:
+    """Add ``note`` to ``error``'s notes once (PEP 678), which Python 3.11+ prints under its
+    message; on Python 3.10 the note is kept in ``__notes__`` only.
+
+    Examples
+    --------
+    >>> from plugrad.errors import add_note
+    >>> error = KeyError("x")
+    >>> add_note(error, "raised by a plugin"); add_note(error, "raised by a plugin")
+    >>> error.__notes__
+    ['raised by a plugin']
+    """
+    notes = getattr(error, "__notes__", None)
+    if notes is not None and note in notes:
+        return
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    elif notes is None:
+        error.__notes__ = [note]  # type: ignore[attr-defined]
+    else:
+        notes.append(note)
+
+
 def type_name(value: object) -> str:
     """The name of ``value``'s type for an error message, with its module unless builtin.
 

@@ -188,18 +188,18 @@ def _one_axis(x: Any, axis: int) -> int | None:
 def _log_softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     if 0 in x.shape:  # no elements: nothing to normalize (max() has no identity)
         return xp.reshape(x, x.shape) * 1
-    axis = _one_axis(x, axis)
-    shifted = x - xp.max(x, axis=axis, keepdims=True)
-    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+    axes = _one_axis(x, axis)
+    shifted = x - xp.max(x, axis=axes, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axes, keepdims=True))
 
 
 @half_in_float32  # as PyTorch: float16 normalized in float32, rounded once
 def _softmax_kernel(xp: Any, x: Any, /, *, axis: int = -1) -> Any:
     if 0 in x.shape:
         return xp.reshape(x, x.shape) * 1
-    axis = _one_axis(x, axis)
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
-    return e / xp.sum(e, axis=axis, keepdims=True)
+    axes = _one_axis(x, axis)
+    e = xp.exp(x - xp.max(x, axis=axes, keepdims=True))
+    return e / xp.sum(e, axis=axes, keepdims=True)
 
 
 @half_rule_in_float32

@@ -234,7 +234,8 @@ def _deep_copy(self: Module, memo: dict[int, Any]) -> Module:
     into a new object of its class."""
     copied = object.__new__(type(self))
     memo[id(self)] = copied
-    state = type(self).__bases__[0].__getstate__(self)
+    base: Any = type(self).__bases__[0]  # (the module's own class: Module.__getstate__)
+    state = base.__getstate__(self)
     copied.__dict__.update(copy.deepcopy(state, memo))
     return copied
 
