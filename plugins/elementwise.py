@@ -653,7 +653,11 @@ def _clip(xp: Any, x: Any, /, min: Any = None, max: Any = None) -> Any:
         return bounded if max is None else xp.minimum(bounded, max)
     try:
         return xp.clip(x, min, max)
-    except ValueError:  # array-api-strict refuses min > max, where PyTorch's max wins
+    except ValueError as error:
+        # array-api-strict refuses min > max ("min must be less than or equal to max"),
+        # where PyTorch's max wins; another ValueError (shapes) is the kernel's to tell.
+        if "less than or equal to max" not in str(error):
+            raise
         return xp.minimum(xp.maximum(x, min), max)
 
 

@@ -562,6 +562,8 @@ def test_radam_with_an_eps_that_rounds_to_zero_gives_pytorchs_first_steps(dtype,
     # sqrt(v) + eps was 0 in the parameter's dtype, and the rectified branch, taken times 0
     # in the first steps, gave 0 * inf = NaN where PyTorch takes the other branch alone.
     torch = pytest.importorskip("torch")
+    if getattr(plugrad, dtype) not in plugrad.default_device().dtypes:
+        pytest.skip(f"the default backend has no {dtype}")
     results = []
     for lib in (plugrad, torch):
         w = lib.tensor([1.0, 2.0], dtype=getattr(lib, dtype), requires_grad=True)
@@ -582,9 +584,9 @@ def test_adafactor_keeps_a_non_finite_gradient_element_to_its_own_parameter_elem
         w = lib.tensor([1.0, 2.0, -1.0], dtype=lib.float64, requires_grad=True)
         opt = lib.optim.Adafactor([w], lr=0.01)
         w.grad = lib.tensor([1e300, 0.5, 0.25], dtype=lib.float64)
-        with np.errstate(over="ignore", invalid="ignore"):  # (NumPy's warning of the square)
-            opt.step()
-        results.append(w.detach().numpy())
+        with np.errstate(over="ignore", invalid="ignore"):  # (NumPy's warning of the square,
+            opt.step()  # made when Dask computes: at .numpy())
+            results.append(w.detach().numpy())
     np.testing.assert_allclose(*results, rtol=1e-12)
     assert np.isnan(results[0][0]) and np.isfinite(results[0][1:]).all()
 
