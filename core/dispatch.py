@@ -598,9 +598,15 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         if node._ans_counter is not None:
             node._ans_counter = tuple(result._counter for result in results)
     elif node._ans_counter is not None:
-        node._ans_counter = counters = tuple([0] for _ in outs)
+        # Only the outputs the rules read are checked for in-place changes at backward.
+        read = op.outputs_read
+        n = len(outs)
+        node._ans_counter = counters = tuple(
+            [0] if read is None or i in read or i - n in read else None for i in range(n)
+        )
         for result, counter in zip(results, counters):
-            result._counter = counter
+            if counter is not None:
+                result._counter = counter
     return op.output_type(results)
 
 

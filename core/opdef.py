@@ -33,7 +33,10 @@ Beyond one-array-in, one-array-out, an op may declare:
   as tuples, one entry per output, with zeros in place of the gradients of
   outputs that took no part in the loss (like PyTorch's materialised grads).
   Outputs listed in ``nondifferentiable_outputs``, and outputs of a dtype that
-  cannot require grad (integers, bools), never require grad.
+  cannot require grad (integers, bools), never require grad. Where every rule
+  reads ``ans`` only as ``ans[<constant>]``, only those outputs are
+  checked for in-place changes (max pooling reads its indices: its values may
+  go through ``relu_()`` before backward, as in PyTorch).
 - a *sequence input*: a kernel ``kernel(xp, *arrays, ...)`` takes any number of
   arrays (``broadcast_arrays(*arrays)``), and ``sequence=True`` makes the only
   input a list or tuple of arrays (``concat(arrays, /, axis=0)``). Each Tensor
@@ -511,6 +514,7 @@ class RegisteredOp:
         "node_type",
         "nondifferentiable_outputs",
         "output_type",
+        "outputs_read",
         "paired_outputs",
         "param_names",
         "promotes",
@@ -539,6 +543,8 @@ class RegisteredOp:
     multiple_outputs: bool
     nondifferentiable_outputs: frozenset[int]
     paired_outputs: bool
+    #: The outputs the rules read, of an op with several (None: maybe all of them).
+    outputs_read: frozenset[int] | None
     kernel: Kernel
     backend_kernels: dict[str, Kernel]
     input_names: tuple[str, ...]
@@ -699,6 +705,7 @@ def register_op(declaration: OpDef, owner: str) -> RegisteredOp:
     derived.multiple_outputs = self.multiple_outputs
     derived.nondifferentiable_outputs = self.nondifferentiable_outputs
     derived.paired_outputs = self.paired_outputs
+    derived.outputs_read = _outputs_read(self.vjps) if self.multiple_outputs else None
     derived.kernel = _adapt_kernel(self.kernel, inputs, params)
     derived.backend_kernels = {
         backend: _adapt_kernel(kernel, inputs, params) for backend, kernel in self.kernels.items()
@@ -891,6 +898,64 @@ def _names_read(rule: Rule | None) -> frozenset[str] | None:
         elif isinstance(value, tuple):  # e.g. LOAD_FAST_LOAD_FAST (Python 3.13)
             names.update(v for v in value if isinstance(v, str))
     return frozenset(names)
+
+
+def _outputs_read(rules: tuple[Rule | None, ...]) -> frozenset[int] | None:
+    """Which outputs of a several-output op the rules read, where each rule reads
+    ``ans`` only as ``ans[<constant>]`` (``None``: maybe all of them).
+
+    Only these outputs are checked for in-place changes at backward: max pooling's
+    rule reads the indices, so its values may be modified in place, as in PyTorch.
+    """
+    read: set[int] = set()
+    for rule in rules:
+        found = _subscripts_of_ans(rule)
+        if found is None:
+            return None
+        read |= found
+    return frozenset(read)
+
+
+def _subscripts_of_ans(rule: Rule | None) -> frozenset[int] | None:
+    if rule is None:
+        return frozenset()
+    if getattr(rule, "passes_arguments_on", False) and hasattr(rule, "__wrapped__"):
+        return _subscripts_of_ans(rule.__wrapped__)
+    if not isinstance(rule, types.FunctionType):
+        return None
+    code = rule.__code__
+    # ans must be the rule's own third parameter (not inside *args), read only by name.
+    if (
+        code.co_argcount < 3
+        or code.co_varnames[2] != _ANS
+        or _READS_LOCALS.intersection(code.co_names)
+        or _ANS in code.co_cellvars  # an inner function reads it: not followed
+    ):
+        return None
+    instructions = list(dis.get_instructions(code))
+    found = set()
+    for index, instruction in enumerate(instructions):
+        value = instruction.argval
+        if value != _ANS and not (isinstance(value, tuple) and _ANS in value):
+            continue
+        # ans loaded last (LOAD_FAST, or the second name of LOAD_FAST_LOAD_FAST), then a
+        # constant, then a subscript: anything else may read every output.
+        loads_last = value == _ANS or value[-1] == _ANS
+        if not instruction.opname.startswith("LOAD_FAST") or not loads_last:
+            return None
+        following = instructions[index + 1 : index + 3]
+        if (
+            len(following) < 2
+            or following[0].opname not in ("LOAD_CONST", "LOAD_SMALL_INT")
+            or type(following[0].argval) is not int
+            or not (
+                following[1].opname == "BINARY_SUBSCR"
+                or (following[1].opname == "BINARY_OP" and following[1].argrepr == "[]")
+            )
+        ):
+            return None
+        found.add(following[0].argval)
+    return frozenset(found)
 
 
 def _check_rule_arity(

@@ -243,9 +243,11 @@ det = op("det", _det, namespace="linalg", promotion="float", vjp=_det_grad,
 
 def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     grad_sign, grad_logabsdet = g
-    # A singular matrix (logabsdet -inf): NumPy's inv raises, JAX's and others' give inf and
-    # NaN. The same error on every backend (backward names the node in it).
-    if _rules.any_true(xp.any(ans[1] == -math.inf), "a singular matrix in slogdet's backward",
+    # A singular matrix (sign 0 without NaN): NumPy's inv raises, JAX's and others' give inf
+    # and NaN. The same error on every backend (backward names the node in it). The sign, not
+    # logabsdet, is read: logabsdet may then be modified in place, as in PyTorch.
+    singular = (ans[0] == 0) & ~xp.any(xp.isnan(x), axis=(-2, -1))
+    if _rules.any_true(xp.any(singular), "a singular matrix in slogdet's backward",
                        np.linalg.LinAlgError):  # fmt: skip
         raise np.linalg.LinAlgError("Singular matrix")
     inverse_h = _mH(xp, xp.linalg.inv(x))

@@ -1216,3 +1216,48 @@ def test_a_gradient_a_hook_was_shown_or_a_retained_grad_keeps_its_values_as_pyto
     # into in place, where PyTorch makes a new tensor.
     torch = pytest.importorskip("torch")
     assert _gradients_held_from_a_first_pass(plugrad) == _gradients_held_from_a_first_pass(torch)
+
+
+def _unpacks(xp, g, ans, x):
+    first, _second = ans
+    return g[0] * first + g[1]
+
+
+def _reads_in_a_closure(xp, g, ans, x):
+    return (lambda: g[0] * ans[0] + g[1])()
+
+
+#: (rule, which outputs it is found to read: a change to those makes backward raise)
+OUTPUT_READING_RULES = {
+    "ans[0]": (lambda xp, g, ans, x: g[0] * ans[0] + g[1], {0}),
+    "ans[-1]": (lambda xp, g, ans, x: g[0] + g[1] * ans[-1] / 2, {1}),
+    "none": (lambda xp, g, ans, x: g[0] + 2 * g[1], set()),
+    "unpacked": (_unpacks, {0, 1}),
+    "closure": (_reads_in_a_closure, {0, 1}),
+}
+
+
+@pytest.mark.parametrize("changed", [0, 1])
+@pytest.mark.parametrize("case", sorted(OUTPUT_READING_RULES))
+def test_only_the_outputs_a_rule_reads_are_checked_for_in_place_changes(
+    plugin, registered, on_numpy, case, changed
+) -> None:
+    from plugrad.opdef import op
+
+    rule, read = OUTPUT_READING_RULES[case]
+    pair = op("output_reading_op", lambda xp, x, /: (x * 1, x * 2), multiple_outputs=True)
+    registered(plugin(ops=[pair.vjp(rule)]), "reads")
+    x = plugrad.tensor([1.0, 2.0], dtype=plugrad.float64, requires_grad=True)
+    outputs = plugrad.ops.output_reading_op(x)
+    with plugrad.no_grad():
+        outputs[changed].mul_(3)
+    loss = outputs[0].sum() + outputs[1].sum()
+    if changed in read:
+        with pytest.raises(InPlaceModificationError, match=f"output {changed}"):
+            loss.backward()
+        assert x.grad is None
+    else:
+        loss.backward()
+        # The rules' own formulas, with the outputs as computed (x and 2x) where read.
+        expected = {"ans[0]": [2.0, 3.0], "ans[-1]": [2.0, 3.0], "none": [3.0, 3.0]}[case]
+        assert x.grad.tolist() == expected
