@@ -40,6 +40,7 @@ from .errors import type_name as _type_name
 from .floating_point_warnings import again_without_warnings as _again_quietly
 from .grad_mode import _state
 from .graph import array_spec, output_edge
+from .opdef import as_int
 from .plugin_tables import state as _tables
 from .tensor import Tensor, _object_new, _wrap
 from .versions import Unstacked, ViewOf
@@ -85,14 +86,20 @@ def apply1(op: RegisteredOp, x: Any, params: dict[str, Any] | None) -> Tensor:
     try:
         out = kernel(x._array, **params) if params else kernel(x._array)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply1(op, x, plain)
         _retell_kernel_error(op, device, exc, (x,))
         raise
     except RuntimeWarning:  # NumPy's of an inf or nan made, raised by an "error" filter
         out = _again_quietly(device, kernel, x._array, **(params or {}))
     except TypeError as exc:
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply1(op, x, plain)
         _retell_dtype_error(op, device, exc, (x,), params)
         raise
-    except Exception as exc:
+    except Exception as exc:  # (Dask's assert of an int axis)
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply1(op, x, plain)
         _name_third_party_kernel(op, device, exc)
         raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -181,11 +188,15 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
     try:
         out = kernel(a1, a2, **params) if params else kernel(a1, a2)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply2(op, x1, x2, plain)
         _retell_kernel_error(op, device, exc, (x1, x2))
         raise
     except RuntimeWarning:  # as in apply1
         out = _again_quietly(device, kernel, a1, a2, **(params or {}))
     except TypeError as exc:
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply2(op, x1, x2, plain)
         _retell_dtype_error(op, device, exc, (x1, x2), params)
         raise
     except OverflowError as exc:
@@ -193,7 +204,9 @@ def apply2(op: RegisteredOp, x1: Any, x2: Any, params: dict[str, Any] | None) ->
         if floats is not None:
             return apply2(op, floats[0], floats[1], params)
         raise _scalar_out_of_range(op, exc) from exc
-    except Exception as exc:
+    except Exception as exc:  # (Dask's assert of an int axis)
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply2(op, x1, x2, plain)
         _name_third_party_kernel(op, device, exc)
         raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -442,11 +455,15 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
     try:
         out = kernel(*arrays, **params) if params else kernel(*arrays)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply_n(op, inputs, plain)
         _retell_kernel_error(op, device, exc, inputs)
         raise
     except RuntimeWarning:  # as in apply1
         out = _again_quietly(device, kernel, *arrays, **(params or {}))
     except TypeError as exc:
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply_n(op, inputs, plain)
         _retell_dtype_error(op, device, exc, inputs, params)
         raise
     except OverflowError as exc:
@@ -454,7 +471,9 @@ def apply_n(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, Any] | 
         if floats is not None:
             return apply_n(op, floats, params)
         raise _scalar_out_of_range(op, exc) from exc
-    except Exception as exc:
+    except Exception as exc:  # (Dask's assert of an int axis)
+        if (plain := _plain_int_params(op, params)) is not None:
+            return apply_n(op, inputs, plain)
         _name_third_party_kernel(op, device, exc)
         raise
     if type(out) is not device.array_type and type(out) not in device.output_types:
@@ -529,6 +548,7 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         arrays = [x._array if isinstance(x, Tensor) else x for x in items]
     if op.real_only:
         _refuse_complex(op, device, items)
+    given = params
     if params:
         params = dict(params)
         for name in op.dtype_params:
@@ -546,6 +566,8 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         else:
             out = kernel(*arrays, **params) if params else kernel(*arrays)
     except (ValueError, RuntimeError, IndexError) as exc:  # PyTorch's: RuntimeError, IndexError
+        if (plain := _plain_int_params(op, given)) is not None:
+            return apply_general(op, inputs, plain)
         _retell_kernel_error(op, device, exc, items)
         raise
     except RuntimeWarning:  # as in apply1
@@ -554,11 +576,15 @@ def apply_general(op: RegisteredOp, inputs: tuple[Any, ...], params: dict[str, A
         else:
             out = _again_quietly(device, kernel, *arrays, **(params or {}))
     except TypeError as exc:
+        if (plain := _plain_int_params(op, given)) is not None:
+            return apply_general(op, inputs, plain)
         _retell_dtype_error(op, device, exc, items, params)
         raise
     except OverflowError as exc:
         raise _scalar_out_of_range(op, exc) from exc
-    except Exception as exc:
+    except Exception as exc:  # (Dask's assert of an int axis)
+        if (plain := _plain_int_params(op, given)) is not None:
+            return apply_general(op, inputs, plain)
         _name_third_party_kernel(op, device, exc)
         raise
     record = requires_grad and _state.enabled and op.differentiable
@@ -1149,6 +1175,33 @@ def _scalar_out_of_range(op: RegisteredOp, error: OverflowError) -> ScalarRangeE
         f"{op.name}(): {error}; convert the tensor to a dtype that holds the number "
         "(x.to(plugrad.int64), x.to(plugrad.float32)), or pass a number in the dtype's range"
     )
+
+
+def _plain_int_params(op: RegisteredOp, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``params`` with integers of other kinds (NumPy's, 0-d tensors) as ints, where a kernel
+    refused them (``x.unsqueeze(numpy.int64(1))`` on PyTorch's backend); None if none is.
+
+    Called only after a kernel raised, so that ints, the common case, cost nothing.
+    """
+    if not params:
+        return None
+    plain = None
+    for name, value in params.items():
+        if name not in op.array_params:
+            converted = _plain_ints(value)
+            if converted is not value:
+                plain = dict(params) if plain is None else plain
+                plain[name] = converted
+    return plain
+
+
+def _plain_ints(value: Any) -> Any:
+    if type(value) in (tuple, list):
+        items = [_plain_ints(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items)
+    return as_int(value)
 
 
 def _retell_kernel_error(

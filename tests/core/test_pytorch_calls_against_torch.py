@@ -879,3 +879,35 @@ def test_a_tensor_given_for_an_int_reaches_the_backward_rule_as_an_int():
 def test_what_is_no_integer_is_still_refused_with_a_typed_error(call):
     with pytest.raises((ArgumentError, DtypeError)):
         call(plugrad.ones((3, 4)))
+
+
+#: Calls whose integers go to the op's own params (no adapter converts them): each backend's
+#: kernel got them as given, and PyTorch's refused them (x.unsqueeze(numpy.int64(1))).
+OWN_PARAM_INTEGERS = {
+    "unsqueeze": lambda x, k: x.unsqueeze(k(1)),
+    "sum(axis)": lambda x, k: x.sum(axis=k(1)),
+    "sum(axis pair)": lambda x, k: plugrad.sum(x, axis=(k(0), k(1))),
+    "expand_dims": lambda x, k: plugrad.expand_dims(x, axis=k(0)),
+    "diff": lambda x, k: plugrad.diff(x, axis=k(1), n=k(2)),
+    "moveaxis": lambda x, k: plugrad.moveaxis(x, k(0), k(1)),
+    "cumulative_sum": lambda x, k: plugrad.cumulative_sum(x, axis=k(0)),
+    "roll": lambda x, k: plugrad.roll(x, k(1), axis=k(1)),
+}
+
+
+@pytest.mark.parametrize("make", [np.int64, plugrad.tensor], ids=["numpy.int64", "0-d tensor"])
+@pytest.mark.parametrize("name", list(OWN_PARAM_INTEGERS))
+@pytest.mark.parametrize("backend_name", ["numpy", "array_api_strict", "torch", "jax", "dask"])
+def test_integers_of_other_kinds_in_an_ops_own_params_work_on_every_backend(
+    backend_name, name, make
+):
+    if backend_name != "numpy":
+        pytest.importorskip(backend_name)
+    results = []
+    for kind in (make, int):
+        with plugrad.use_backend(backend_name):
+            x = plugrad.tensor(np.arange(1.0, 13.0).reshape(3, 4) / 3, requires_grad=True)
+            out = OWN_PARAM_INTEGERS[name](x, kind)
+            (out * out).sum().backward()
+            results.append([out.detach().numpy(), x.grad.numpy()])
+    assert_arrays_agree(*results, 0, 0)
