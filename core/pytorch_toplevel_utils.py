@@ -16,6 +16,7 @@ from . import dtypes as _dtypes
 from . import linalg as _linalg
 from .creation import arange, full
 from .errors import ArgumentError, InvalidArgumentError
+from .grad_mode import is_grad_enabled
 from .tensor import Tensor
 
 if TYPE_CHECKING:
@@ -219,7 +220,8 @@ def fill(input: Tensor, value: Any) -> Tensor:
     """A new tensor of the shape and dtype of ``input``, every element ``value``.
 
     ``value`` is a number or a tensor of no dims, as PyTorch's. The result takes
-    gradients from ``value`` (a tensor), none from ``input``.
+    gradients from ``value`` (a tensor) and, where ``input`` requires grad, gives
+    it a zero gradient, as PyTorch's (``autograd.grad`` of it reaches ``input``).
 
     Examples
     --------
@@ -233,6 +235,8 @@ def fill(input: Tensor, value: Any) -> Tensor:
             f"fill(): value must be a number or a tensor of no dims, got shape {value.shape}; "
             "pick one element with value[i] or value.item()"
         )
+    if input.requires_grad and is_grad_enabled():
+        return input.clone().fill_(value)  # (in the graph: input's gradient is 0)
     if isinstance(value, Tensor):
         return value.to(dtype=input.dtype).expand(*input.shape).clone()
     return full(input.shape, value, dtype=input.dtype, device=input.device)

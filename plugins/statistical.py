@@ -492,6 +492,10 @@ def _complex_std(xp: Any, x: Any, /, **params: Any) -> Any:
     return xp.sqrt(_complex_var(xp, x, **params))
 
 
+def _std_from_var(xp: Any, x: Any, /, **params: Any) -> Any:
+    return xp.sqrt(xp.var(x, **params))
+
+
 @half_in_float32
 def _var(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdims: bool = False):
     spread = xp.var
@@ -507,6 +511,8 @@ def _std(xp: Any, x: Any, /, *, axis: Any = None, correction: Any = 0.0, keepdim
     spread = xp.std
     if xp.isdtype(x.dtype, "complex floating"):
         spread = functools.partial(_complex_std, xp)
+    elif isinstance(correction, float) and not correction.is_integer():  # (PyTorch: std refuses)
+        spread = functools.partial(_std_from_var, xp)
     if _at_or_past_the_count(x, axis, correction):
         return _past_the_count(xp, spread, x, axis, keepdims)
     return spread(x, axis=axis, correction=correction, keepdims=keepdims)

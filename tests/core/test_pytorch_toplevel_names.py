@@ -272,10 +272,11 @@ def test_predicates() -> None:
 def test_fill_and_other_in_place_names() -> None:
     x, tx = pair(2, 3)
     close(plugrad.fill(x, 4.0), torch.fill(tx, 4.0))
+    assert plugrad.fill(x, 4.0).requires_grad == torch.fill(tx, 4.0).requires_grad == True  # noqa: E712
     v, tv = pair()
     ours, theirs = plugrad.fill(x, v), torch.fill(tx, tv)
     close(ours, theirs)
-    check_grads(ours, theirs, [(v, tv)])
+    check_grads(ours, theirs, [(v, tv), (x, tx)])  # x: zeros, as PyTorch's
     with pytest.raises(InvalidArgumentError, match="no dims"):
         plugrad.fill(x, plugrad.ones(2))
     y = plugrad.zeros(2, 2)
