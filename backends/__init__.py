@@ -7,8 +7,10 @@ active when its library is installed: the ``torch``, ``jax`` and ``dask`` extras
 Third-party packages add more through the ``plugrad`` entry-point group.
 The communication libraries of :mod:`plugrad.distributed` (``mpi`` through
 mpi4py, ``nccl`` through CuPy) are plugins of the same kind. :mod:`.cudnn` holds
-PyTorch's ``torch.backends.cudnn`` switches, for code that sets them, and :mod:`.mps`
-the answers to ``torch.backends.mps.is_available()``, for code that picks its device.
+PyTorch's ``torch.backends.cudnn`` switches, for code that sets them, :mod:`.cuda`
+those of ``torch.backends.cuda`` (``matmul.allow_tf32``, ``enable_flash_sdp``), and
+:mod:`.mps` the answers to ``torch.backends.mps.is_available()``, for code that picks
+its device.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from __future__ import annotations
 from plugrad import registry
 from plugrad.plugin_manager import BUILTIN_BACKENDS, BUILTIN_COMMUNICATORS
 
-from . import cudnn, mps
+from . import cuda, cudnn, mps
 
-__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available", "cudnn", "mps"]
+__all__ = ["BUILTIN_BACKENDS", "BUILTIN_COMMUNICATORS", "available", "cuda", "cudnn", "mps"]
 
 
 def available() -> tuple[str, ...]:

@@ -291,6 +291,9 @@ class InstalledTensorMethods:
     def any(self, dim: Any = ..., keepdim: Any = ..., *, axis: Any = ..., keepdims: Any = ...) -> Tensor:
         """Test whether any element along ``axis`` is true (non-zero)."""
 
+    def apply_(self, function: Callable[[Any], Any], /) -> Tensor:
+        """Replace each element ``e`` with ``function(e)``, in place; return ``self``."""
+
     def arccos_(self, /) -> Tensor:
         """In-place :meth:`arccos`: ``x.arccos_(...)`` makes ``x`` hold it."""
 
@@ -961,6 +964,9 @@ class InstalledTensorMethods:
     @property
     def mH(self) -> Tensor:
         """The conjugate transpose of a matrix (of each in a batch): ``x.mH``, ``x.adjoint()``."""
+
+    def map_(self, other: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
+        """Replace each element ``e`` with ``callable(e, o)``, ``o`` the element of ``other`` at its place, in place; return ``self``."""
 
     def masked_fill(self, mask: Any, value: Any) -> Any:
         """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where ``mask`` holds, else ``x``."""

@@ -7,16 +7,19 @@ in-place forms, ``unfold``, ``fill_diagonal_``), statistics
 small element-wise ones (``logaddexp2``, ``ldexp``, ``angle``, ``isposinf``,
 ``isneginf``, ``isreal``) and facts (``is_signed``, ``itemsize``, ``nbytes``).
 Being made of differentiable ops, each has gradients where PyTorch's has them,
-and runs on every backend.
+and runs on every backend. Also ``apply_`` and ``map_``, which run a Python
+callable over the elements (no gradients, as PyTorch's).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fractions
 import math
 import numbers
 import operator
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from . import creation as _creation
@@ -29,15 +32,17 @@ from .dtype_functions import result_type as _result_type
 from .errors import (
     ArgumentError,
     AxisError,
+    BackwardError,
     DtypeError,
     IndexOutOfRangeError,
     PlugradError,
+    ScalarRangeError,
     ShapeError,
     checked_bool,
     name_the_call,
 )
 from .grad_mode import no_grad as _no_grad
-from .inplace import apply_inplace, takes_out
+from .inplace import apply_inplace, filled_with, takes_out
 from .memory_formats import strided as _strided
 from .opdef import as_int
 from .plugins import _rules
@@ -1428,10 +1433,224 @@ def _conj(self: Tensor) -> Tensor:
     return self
 
 
+# -- Python callables over the elements -----------------------------------------------
+
+#: DLPack's device types of host memory: plain and page-locked.
+_HOST_MEMORY = (1, 3)
+
+
+def _refuse_for_callable(method: str, function: Any, tensors: tuple[Tensor, ...]) -> None:
+    """PyTorch's refusals of ``apply_``/``map_``: a tensor that requires grad (the callable's
+    results have no gradient), one in accelerator memory; and a callable that is none."""
+    if not callable(function):
+        raise ArgumentError(
+            f"{method}() takes a callable (a function of the elements), got "
+            f"{type(function).__name__}"
+        )
+    for tensor in tensors:
+        if tensor.requires_grad:
+            raise BackwardError(
+                f"{method}() on a tensor that requires grad (shape {tensor.shape}): the "
+                "callable's results cannot be differentiated, as in PyTorch. Call it on "
+                "x.detach() (it shares the memory), or make a new tensor. Nothing was changed."
+            )
+        device = tensor._device
+        where = device.backend.dlpack_device(device.native)
+        if where is not None and where[0] not in _HOST_MEMORY:
+            raise ArgumentError(
+                f"{method}() runs a Python callable over the elements of tensors in host "
+                f"memory only, as PyTorch's (CPU tensors); this one is on {device}. Move it "
+                "with x.cpu(), or use the tensor's own ops. Nothing was changed."
+            )
+
+
+def _has_method(value: Any, *names: str) -> bool:
+    return any(hasattr(type(value), name) for name in names)
+
+
+_REAL = ("__float__", "__index__")  # what Python's float() reads, strings aside
+_COMPLEX = ("__complex__", *_REAL)
+
+
+def _element_of(method: str, value: Any, dtype: _dtypes.DType) -> Any:
+    """A result of the callable as a Python element of ``dtype``, converted as PyTorch's
+    ``apply_`` converts: a float into an integer truncated, an integer through
+    ``__index__`` (NumPy's float32, a Fraction refused), a real through ``__float__``."""
+    kind = dtype.kind
+    number: Any = None
+    try:
+        if kind == "bool":
+            if isinstance(value, float | complex) or _is_numpy_bool(value):
+                return bool(value)
+            return operator.index(value) != 0
+        if kind in ("signed integer", "unsigned integer"):
+            number = value if isinstance(value, float) else operator.index(value)
+        elif kind == "real floating" and _has_method(value, *_REAL):
+            return float(value)  # (beyond the dtype: inf, as PyTorch's)
+        elif kind == "complex floating" and _has_method(value, *_COMPLEX):
+            return complex(value)
+    except OverflowError:  # an int beyond every float
+        raise _out_of_range(method, value, dtype) from None
+    except TypeError:  # no __index__ (NumPy's float32, a Fraction, a string)
+        pass
+    if number is None:
+        raise DtypeError(
+            f"{method}(): the callable returned {value!r:.60} ({type(value).__name__}), which "
+            f"is no element of a {dtype.name} tensor; return a number of its kind (a bool or "
+            "an int for bool and integer tensors, a real for floating ones, a complex for "
+            "complex ones)"
+        )
+    if isinstance(number, float):
+        if not math.isfinite(number):
+            raise _out_of_range(method, value, dtype)
+        number = int(number)  # toward zero, as C's conversion
+    info = iinfo(dtype)
+    if not info.min <= number <= info.max:
+        raise _out_of_range(method, value, dtype)
+    return number
+
+
+def _is_numpy_bool(value: Any) -> bool:
+    """Whether ``value`` is NumPy's bool scalar (no ``__index__``; PyTorch takes it for bool)."""
+    kind = type(value)
+    return kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")
+
+
+def _out_of_range(method: str, value: Any, dtype: _dtypes.DType) -> ScalarRangeError:
+    # (PyTorch wraps -255..-1 around into uint8; plugrad refuses them, as everywhere)
+    return ScalarRangeError(
+        f"{method}(): the callable returned {value!r:.60}, beyond the range of {dtype.name}; "
+        "return values in it, or convert the tensor to a wider dtype first. Nothing was "
+        "changed."
+    )
+
+
+def _write_elements(self: Tensor, method: str, values: list[Any]) -> Tensor:
+    """Write ``values`` (the flattened elements, converted) into ``self`` in place."""
+    device = self._device
+    quiet = device.backend.floating_point_warnings_off()  # (a float beyond float16: inf)
+    with quiet if quiet is not None else contextlib.nullcontext():
+        new = _creation.tensor(values, dtype=self.dtype, device=device)
+    return apply_inplace(self, filled_with, _ops.reshape(new, self.shape), name=f"{method}()")
+
+
+def _apply_(self: Tensor, function: Callable[[Any], Any], /) -> Tensor:
+    """Replace each element ``e`` with ``function(e)``, in place; return ``self``.
+
+    PyTorch's ``apply_``: ``function`` gets each element as a Python number (a
+    bool, an int, a float or a complex, by the dtype) and returns one, stored as
+    PyTorch stores it (a float truncated into an integer tensor, an integer
+    beyond the dtype refused). Slow, one Python call per element: for code
+    ported from PyTorch, not a way to compute.
+
+    Parameters
+    ----------
+    function : callable
+        Takes one number and returns one.
+
+    Returns
+    -------
+    Tensor
+        ``self``, changed.
+
+    Raises
+    ------
+    BackwardError
+        If ``self`` requires grad (as in PyTorch, also under ``no_grad``): call it on
+        ``x.detach()``.
+    ArgumentError
+        If ``function`` is not callable, or ``self`` is in accelerator memory.
+    DtypeError
+        If a result is no number of the tensor's kind; :class:`ScalarRangeError` if
+        it is beyond an integer dtype's range.
+
+    Notes
+    -----
+    All results are computed before anything is written, so a callable that
+    raises (its own exception, unchanged) or a refused result leaves ``self``
+    as it was, where PyTorch has written the elements before it. The version
+    counter goes up, so a backward pass that saved the old values raises
+    :class:`~plugrad.errors.InPlaceModificationError` (PyTorch's stays put).
+    Works on every backend whose memory is the host's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([1, 2, 3])
+    >>> x.apply_(lambda e: e * 2.7)
+    tensor([2, 5, 8])
+    """
+    _refuse_for_callable("apply_", function, (self,))
+    values = [function(element) for element in _ops.reshape(self, (-1,)).tolist()]
+    dtype = self.dtype
+    return _write_elements(self, "apply_", [_element_of("apply_", v, dtype) for v in values])
+
+
+def _map_(self: Tensor, other: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
+    """Replace each element ``e`` with ``callable(e, o)``, ``o`` the element of ``other``
+    at its place, in place; return ``self``.
+
+    PyTorch's ``map_``: ``other`` has ``self``'s dtype and broadcasts to its shape
+    (not the other way: ``self`` keeps its shape). The elements are passed and
+    the results stored as by :meth:`apply_`, whose notes hold here too.
+
+    Parameters
+    ----------
+    other : Tensor
+        Of ``self``'s dtype, broadcastable to its shape.
+    callable : callable
+        Takes two numbers and returns one.
+
+    Returns
+    -------
+    Tensor
+        ``self``, changed.
+
+    Raises
+    ------
+    BackwardError
+        If ``self`` or ``other`` requires grad.
+    DtypeError
+        If ``other``'s dtype differs from ``self``'s, or a result is no number of it.
+    ShapeError
+        If ``other`` does not broadcast to ``self``'s shape.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> x = plugrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.map_(plugrad.tensor([10.0, 20.0]), lambda a, b: a + b)
+    tensor([[11., 22.],
+            [13., 24.]])
+    """
+    _tensor("map_", other, "other")
+    _refuse_for_callable("map_", callable, (self, other))
+    if other.dtype != self.dtype:
+        raise DtypeError(
+            f"map_(): other is {other.dtype.name} but the tensor is {self.dtype.name}, as "
+            f"PyTorch requires them to be the same; pass other.to({self.dtype.name})"
+        )
+    shape, given = self.shape, other.shape
+    if len(given) > len(shape) or any(
+        n not in (1, m) for n, m in zip(given[::-1], shape[::-1], strict=False)
+    ):
+        raise ShapeError(
+            f"map_(): other of shape {given} does not broadcast to the tensor's shape {shape} "
+            "(the tensor keeps its shape)"
+        )
+    elements = _ops.reshape(self, (-1,)).tolist()
+    others = _ops.reshape(_ops.broadcast_to(other, shape), (-1,)).tolist()
+    values = [callable(a, b) for a, b in zip(elements, others, strict=True)]
+    dtype = self.dtype
+    return _write_elements(self, "map_", [_element_of("map_", v, dtype) for v in values])
+
+
 # (PyTorch has no x.histogramdd(): a function only)
 install_function_methods(**{name: globals()[name] for name in __all__ if name != "histogramdd"})
 install_methods(
     addr_=_addr_,
+    apply_=_apply_,
+    map_=_map_,
     float_power_=_float_power_,
     ldexp_=lambda self, other: apply_inplace(self, ldexp, other, name="ldexp_"),
     index_put_=_index_put_,

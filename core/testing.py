@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import importlib
 import math
+import numbers
+import operator
 import os
+import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,9 +36,17 @@ from .autograd import backward as autograd_backward
 from .autograd import grad, gradcheck, gradgradcheck
 from .checking import checks_enabled
 from .creation import asarray, ones_like
-from .errors import ArgumentError, BackendError, DeviceMismatchError, InvalidArgumentError
+from .devices import resolve
+from .dtype_functions import finfo, iinfo
+from .errors import (
+    ArgumentError,
+    BackendError,
+    DeviceMismatchError,
+    DtypeError,
+    InvalidArgumentError,
+)
 from .grad_mode import no_grad
-from .random import Generator, rand
+from .random import Generator, rand, randint, uniform_values
 from .tensor import Tensor
 
 __all__ = [
@@ -47,6 +58,7 @@ __all__ = [
     "backends_under_test",
     "check_transfers",
     "default_tolerances",
+    "make_tensor",
 ]
 
 _SCALARS = (bool, int, float, complex)
@@ -225,6 +237,193 @@ def _check_values(
         f"greatest relative difference: {float(flat_rel[worst_rel]):.10g} at index "
         f"{_unravel(worst_rel, shape)} (rtol={rtol:g})"
     )
+
+
+# -- tensors for tests ------------------------------------------------------------------
+
+
+#: make_tensor's default ``[low, high)`` per kind of dtype (PyTorch's table).
+_DEFAULT_RANGES = {
+    "bool": (0, 2),
+    "unsigned integer": (-9, 10),  # (clamped to the dtype's 0, as PyTorch's)
+    "signed integer": (-9, 10),
+    "real floating": (-9, 9),
+    "complex floating": (-9, 9),
+}
+
+
+def _make_tensor_range(
+    dtype: _dtypes.DType, low: Any, high: Any, floating: bool
+) -> tuple[float, float]:
+    """make_tensor's ``[low, high)``: the defaults filled in, checked, clamped to what
+    ``dtype`` holds, and for integers and bools rounded up."""
+    default_low, default_high = _DEFAULT_RANGES[dtype.kind]
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    for name, value in (("low", low), ("high", high)):
+        if not isinstance(value, numbers.Real):
+            raise ArgumentError(
+                f"make_tensor(): {name} must be a real number or None, got {value!r:.60}"
+            )
+    if low != low or high != high:  # NaN
+        raise InvalidArgumentError(
+            f"make_tensor(): low and high cannot be NaN, got [{low}, {high})"
+        )
+    lowest: float
+    highest: float
+    if not floating:
+        if dtype.kind == "bool":
+            lowest, highest = 0, 2
+        else:
+            info = iinfo(dtype)
+            # (PyTorch's randint cannot draw int64's largest value: the bound stays it)
+            lowest, highest = int(info.min), int(info.max) + (dtype is not _dtypes.int64)
+    else:
+        lowest, highest = finfo(dtype).min, finfo(dtype).max
+    if low == high and floating:
+        warnings.warn(
+            "make_tensor(): low == high gives a tensor of one value, which PyTorch deprecates "
+            f"(since 2.1); use plugrad.full(shape, {low}) instead",
+            FutureWarning,
+            stacklevel=3,
+        )
+    elif low >= high:
+        raise InvalidArgumentError(
+            f"make_tensor(): low must be less than high, got [{low}, {high})"
+        )
+    elif high < lowest or low >= highest:
+        raise InvalidArgumentError(
+            f"make_tensor(): the interval [{low}, {high}) holds no {dtype.name} value: "
+            f"{dtype.name} holds [{lowest}, {highest})"
+        )
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    if not floating:  # both up: low is inclusive, high exclusive
+        low, high = math.ceil(low), math.ceil(high)
+        if low >= high:  # ([-5, 0) for uint8: PyTorch's randint refuses it)
+            raise InvalidArgumentError(
+                f"make_tensor(): the interval holds no {dtype.name} value once clamped to the "
+                f"dtype's range and rounded: [{low}, {high})"
+            )
+    return low, high
+
+
+def make_tensor(
+    *shape: int | Sequence[int],
+    dtype: _dtypes.DType,
+    device: Any = None,
+    low: float | None = None,
+    high: float | None = None,
+    requires_grad: bool = False,
+    noncontiguous: bool = False,
+    exclude_zero: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    """Return a tensor of ``shape`` and ``dtype`` drawn uniformly from ``[low, high)``.
+
+    PyTorch's ``torch.testing.make_tensor``, for tests: the same defaults,
+    checks and clamping, drawn from plugrad's generator of the device (seeded
+    by :func:`plugrad.manual_seed`), so the values are not PyTorch's for the
+    same seed.
+
+    ===========================  ========  =========
+    dtype                        ``low``   ``high``
+    ===========================  ========  =========
+    bool                         0         2
+    unsigned integers            0         10
+    signed integers              -9        10
+    floating, complex (parts)    -9        9
+    ===========================  ========  =========
+
+    Parameters
+    ----------
+    *shape : int or sequence of int
+        The sizes, or one sequence of them.
+    dtype : DType
+        A bool, integer, floating or complex dtype.
+    device : optional
+        As for :func:`plugrad.zeros` (the default device if None).
+    low, high : float, optional
+        The interval, clamped to the dtype's finite range; for integers and
+        bools both are rounded up (``high`` stays exclusive).
+    requires_grad : bool
+        For floating and complex dtypes only.
+    noncontiguous : bool
+        Give a strided view (every second element of a last axis twice as long)
+        where the tensor has two elements or more.
+    exclude_zero : bool
+        Replace each zero with 1 (bool, integers), the dtype's smallest positive
+        normal number (``finfo(dtype).tiny``), or for complex dtypes
+        ``tiny + tiny * 1j``, as PyTorch documents (its code gives ``tiny + 0j``).
+    memory_format : optional
+        As for :meth:`Tensor.clone`; not with ``noncontiguous``.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``low >= high`` (``low == high`` for floating dtypes gives that one
+        value with PyTorch's ``FutureWarning``), either is NaN, the interval lies
+        outside the dtype's range, ``requires_grad`` is asked of a bool or integer
+        dtype, or ``noncontiguous`` comes with ``memory_format``.
+    DtypeError
+        If ``dtype`` is not a dtype of plugrad's.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> _ = plugrad.manual_seed(0)
+    >>> x = plugrad.testing.make_tensor(2, 3, dtype=plugrad.float32, low=-1, high=1)
+    >>> x.shape, bool(((x >= -1) & (x < 1)).all())
+    ((2, 3), True)
+    >>> plugrad.testing.make_tensor((4,), dtype=plugrad.int64, low=5, high=6)
+    tensor([5, 5, 5, 5])
+    """
+    dtype = _dtypes.of_python_type(dtype)
+    if not isinstance(dtype, _dtypes.DType):
+        raise DtypeError(
+            f"make_tensor(): dtype must be a plugrad dtype (plugrad.float32, ...), got "
+            f"{dtype!r:.60}"
+        )
+    given: Any = shape[0] if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
+    try:
+        sizes = tuple(operator.index(size) for size in given)
+    except TypeError:
+        raise ArgumentError(
+            f"make_tensor(): the shape must be ints, or one sequence of them; got {given!r:.60}"
+        ) from None
+    if noncontiguous and memory_format is not None:
+        raise InvalidArgumentError(
+            "make_tensor(): noncontiguous and memory_format exclude each other; give one"
+        )
+    floating = dtype.kind in ("real floating", "complex floating")
+    if requires_grad and not floating:
+        raise InvalidArgumentError(
+            f"make_tensor(): requires_grad=True needs a floating or complex dtype, got {dtype.name}"
+        )
+    low, high = _make_tensor_range(dtype, low, high, floating)
+    target = resolve(device)
+    noncontiguous = noncontiguous and math.prod(sizes) > 1
+    if noncontiguous:  # twice the last axis, every second element taken: distinct values
+        sizes = (*sizes[:-1], 2 * sizes[-1])
+    if not floating:
+        result = randint(int(low), int(high), sizes, dtype=dtype, device=target)
+    elif high - low >= finfo(dtype).max:  # (the width overflows: drawn halved, as PyTorch's)
+        result = uniform_values(sizes, low / 2, high / 2, dtype, target, None) * 2
+    else:
+        result = uniform_values(sizes, low, high, dtype, target, None)
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        tiny = finfo(dtype).tiny if floating else 1
+        result[result == 0] = complex(tiny, tiny) if dtype.kind == "complex floating" else tiny
+    if floating:
+        result.requires_grad_(requires_grad)
+    return result
 
 
 # -- the op-test harness ----------------------------------------------------------------

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
 from ..creation import empty
-from ..errors import ArgumentError, InvalidArgumentError, checked_bool
+from ..errors import ArgumentError, InvalidArgumentError, ShapeError, checked_bool
 from ..tensor import Tensor
 from . import init
 from .functional import (
@@ -255,6 +256,89 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             output = _ops.swapaxes(output, 0, 1)
         return output, weights
+
+    def merge_masks(
+        self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, query: Tensor
+    ) -> tuple[Tensor | None, int | None]:
+        """Combine the two masks of a self-attention call into one, with its type.
+
+        PyTorch's helper of its fast path, which reads ``query`` as
+        ``(batch, seq_len, embed_dim)`` whatever ``batch_first`` says. The masks
+        are taken as given: no check that they are boolean.
+
+        Parameters
+        ----------
+        attn_mask : Tensor or None
+            ``seq_len * seq_len`` elements (``(seq_len, seq_len)``), or a 3-d
+            ``(batch * num_heads, seq_len, seq_len)``.
+        key_padding_mask : Tensor or None
+            ``(batch, seq_len)``.
+        query : Tensor
+            ``(batch, seq_len, embed_dim)``; only its shape is read, and only with an
+            ``attn_mask``.
+
+        Returns
+        -------
+        tuple
+            ``(mask, mask_type)``: ``(None, None)`` without masks;
+            ``(key_padding_mask, 1)`` with that one only; with an ``attn_mask``,
+            type 2 and the mask of shape ``(batch, num_heads, seq_len, seq_len)``:
+            ``attn_mask`` broadcast, plus ``key_padding_mask`` broadcast over the
+            heads and queries where given (for boolean masks, their ``or``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> attention = plugrad.nn.MultiheadAttention(4, 2, batch_first=True)
+        >>> query = plugrad.zeros(3, 5, 4)
+        >>> causal = plugrad.ones(5, 5, dtype=plugrad.bool).triu(1)
+        >>> padding = plugrad.zeros(3, 5, dtype=plugrad.bool)
+        >>> mask, mask_type = attention.merge_masks(causal, padding, query)
+        >>> mask.shape, mask_type
+        ((3, 2, 5, 5), 2)
+        >>> attention.merge_masks(None, padding, query)[1]
+        1
+        """
+        layer = type(self).__name__
+        for name, mask in (("attn_mask", attn_mask), ("key_padding_mask", key_padding_mask)):
+            if mask is not None and not isinstance(mask, Tensor):
+                raise ArgumentError(
+                    f"{layer}.merge_masks(): {name} must be a Tensor or None, got "
+                    f"{type(mask).__name__}"
+                )
+        if attn_mask is None:
+            return (key_padding_mask, 1) if key_padding_mask is not None else (None, None)
+        _check_tensor("query", f"{layer}.merge_masks", query)
+        if query.ndim != 3:
+            raise ShapeError(
+                f"{layer}.merge_masks(): expected a query of shape (batch, seq_len, "
+                f"embed_dim), got {query.shape}"
+            )
+        batch, length = query.shape[0], query.shape[1]
+        heads = self.num_heads
+        if attn_mask.ndim == 3:
+            merged = _view(layer, "attn_mask", attn_mask, (batch, -1, length, length))
+        else:
+            merged = _view(layer, "attn_mask", attn_mask, (1, 1, length, length))
+            merged = _ops.broadcast_to(merged, (batch, heads, length, length))
+        if key_padding_mask is not None:
+            padding = _view(layer, "key_padding_mask", key_padding_mask, (batch, 1, 1, length))
+            merged = merged + _ops.broadcast_to(padding, (batch, heads, length, length))
+        return merged, 2
+
+
+def _view(layer: str, name: str, mask: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``mask`` reshaped to ``shape`` (whose one -1 stands for any size), or a ShapeError."""
+    count, known = mask.numel(), math.prod(n for n in shape if n != -1)
+    fits = (known and count % known == 0) if -1 in shape else count == known
+    if not fits:
+        wanted = ", ".join("any" if n == -1 else str(n) for n in shape)
+        raise ShapeError(
+            f"{layer}.merge_masks(): {name} of shape {mask.shape} does not hold a "
+            f"({wanted}) mask: batch and seq_len are read from the query's shape "
+            "(batch, seq_len, embed_dim)"
+        )
+    return _ops.reshape(mask, shape)
 
 
 # -- the kernels of scaled_dot_product_attention -------------------------------------------

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
 from ..creation import asarray, empty, zeros
-from ..errors import ArgumentError, DtypeError, InvalidArgumentError, ShapeError, checked_bool
+from ..errors import (
+    ArgumentError,
+    DtypeError,
+    InvalidArgumentError,
+    NotSupportedError,
+    ShapeError,
+    checked_bool,
+)
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -396,9 +403,149 @@ class RNNBase(Module):
         return [name for names in self._all_weights for name in names]
 
     @property
+    def _flat_weights(self) -> list[Tensor | None]:
+        """The tensors named by ``_flat_weights_names``, in that order (None for one deleted):
+        read at each access, so an assigned or parametrized weight is the one listed."""
+        return [getattr(self, name, None) for name in self._flat_weights_names]
+
+    @_flat_weights.setter
+    def _flat_weights(self, value: Any) -> None:
+        raise NotSupportedError(
+            f"{type(self).__name__}._flat_weights cannot be assigned: plugrad's layers read "
+            "their weights by name, so a list assigned here would not be used. Assign the "
+            "weights themselves (rnn.weight_hh_l0 = ...), or parametrize them"
+        )
+
+    @property
     def all_weights(self) -> list[list[Parameter]]:
         """The parameters of each layer and direction, in PyTorch's order."""
         return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        """Refuse an input that is not time-first and batched as PyTorch's ``forward`` checks it.
+
+        Parameters
+        ----------
+        input : Tensor
+            ``(L, N, input_size)`` (batch first with ``batch_first``), or the
+            ``(elements, input_size)`` data of a packed sequence.
+        batch_sizes : Tensor or None
+            The packed sequence's batch sizes, None for a padded input.
+
+        Raises
+        ------
+        DtypeError
+            If the input's dtype is not the weights'.
+        ShapeError
+            If it is not 3-d (2-d with ``batch_sizes``), or its last size is not
+            ``input_size``.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> rnn = plugrad.nn.RNN(4, 8)
+        >>> rnn.check_input(plugrad.zeros(5, 2, 4), None)
+        >>> rnn.check_input(plugrad.zeros(5, 3), None)
+        Traceback (most recent call last):
+        ...
+        plugrad.errors.ShapeError: RNN: input must have 3 dimensions, got 2
+        """
+        layer = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise ArgumentError(f"{layer}: the input must be a Tensor, got {type(input).__name__}")
+        weight = self._flat_weights[0]
+        if weight is not None and input.dtype != weight.dtype:
+            raise DtypeError(
+                f"{layer}: the input is {input.dtype.name} but the weights are "
+                f"{weight.dtype.name}. " + _how_to_match(input.dtype, weight.dtype)
+            )
+        ndim = 2 if batch_sizes is not None else 3
+        if input.ndim != ndim:
+            raise ShapeError(f"{layer}: input must have {ndim} dimensions, got {input.ndim}")
+        if input.shape[-1] != self.input_size:
+            raise ShapeError(
+                f"{layer}: input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {input.shape[-1]}"
+            )
+
+    def get_expected_hidden_size(
+        self, input: Tensor, batch_sizes: Tensor | None
+    ) -> tuple[int, int, int]:
+        """The shape ``h_0`` must have for ``input``: ``(num_layers * D, N, H_out)``.
+
+        ``N`` is ``batch_sizes[0]`` for a packed input, else the input's batch size
+        (its first size with ``batch_first``, else its second); ``D`` is 2 if
+        bidirectional, ``H_out`` ``proj_size`` or ``hidden_size``.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> gru = plugrad.nn.GRU(4, 8, num_layers=2, batch_first=True)
+        >>> gru.get_expected_hidden_size(plugrad.zeros(3, 5, 4), None)
+        (2, 3, 8)
+        """
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.shape[0] if self.batch_first else input.shape[1]
+        directions = 2 if self.bidirectional else 1
+        return (self.num_layers * directions, batch, self.proj_size or self.hidden_size)
+
+    def check_hidden_size(
+        self,
+        hx: Tensor,
+        expected_hidden_size: tuple[int, ...],
+        msg: str = "Expected hidden size {}, got {}",
+    ) -> None:
+        """Refuse ``hx`` unless its shape is ``expected_hidden_size``.
+
+        ``msg`` is formatted with the expected shape and ``hx``'s (as a list), as
+        PyTorch's, for the :class:`~plugrad.errors.ShapeError`'s message.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> rnn = plugrad.nn.RNN(4, 8)
+        >>> rnn.check_hidden_size(plugrad.zeros(1, 2, 7), (1, 2, 8))
+        Traceback (most recent call last):
+        ...
+        plugrad.errors.ShapeError: RNN: Expected hidden size (1, 2, 8), got [1, 2, 7]
+        """
+        layer = type(self).__name__
+        if not isinstance(hx, Tensor):
+            raise ArgumentError(
+                f"{layer}: the hidden state must be a Tensor, got {type(hx).__name__}"
+            )
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise ShapeError(f"{layer}: " + msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None) -> None:
+        """:meth:`check_input`, then :meth:`check_hidden_size` of ``hidden`` against
+        :meth:`get_expected_hidden_size` (for :class:`LSTM`, of the pair ``(h, c)``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> rnn = plugrad.nn.RNN(4, 8, num_layers=2)
+        >>> rnn.check_forward_args(plugrad.zeros(5, 3, 4), plugrad.zeros(2, 3, 8), None)
+        """
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None) -> Tensor:
+        """``hx`` with its batch (axis 1) reordered by ``permutation``; ``hx`` itself if None.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> rnn = plugrad.nn.RNN(1, 1)
+        >>> h = plugrad.tensor([[[1.0], [2.0], [3.0]]])
+        >>> rnn.permute_hidden(h, plugrad.tensor([2, 0, 1]))[0, :, 0]
+        tensor([3., 1., 2.])
+        """
+        if permutation is None:
+            return hx
+        return _ops.index_select(hx, 1, permutation)
 
     def flatten_parameters(self) -> None:
         """Do nothing: the parameters are separate tensors on every backend (PyTorch packs
@@ -705,6 +852,64 @@ class LSTM(RNNBase):
         states = (None, None) if hx is None else _state_pair("LSTM", hx)
         output, (h_n, c_n) = self._run(input, states)
         return output, (h_n, c_n)
+
+    def get_expected_cell_size(
+        self, input: Tensor, batch_sizes: Tensor | None
+    ) -> tuple[int, int, int]:
+        """The shape ``c_0`` must have for ``input``: ``(num_layers * D, N, hidden_size)``
+        (``h_0``'s, :meth:`get_expected_hidden_size`, with ``hidden_size`` for ``H_out``).
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> lstm = plugrad.nn.LSTM(4, 8, proj_size=3)
+        >>> lstm.get_expected_cell_size(plugrad.zeros(5, 2, 4), None)
+        (1, 2, 8)
+        """
+        layers, batch, _ = self.get_expected_hidden_size(input, batch_sizes)
+        return (layers, batch, self.hidden_size)
+
+    def check_forward_args(  # type: ignore[override]
+        self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None
+    ) -> None:
+        """:meth:`check_input`, then the shapes of the pair ``hidden = (h, c)``.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> lstm = plugrad.nn.LSTM(4, 8)
+        >>> x, h = plugrad.zeros(5, 3, 4), plugrad.zeros(1, 3, 8)
+        >>> lstm.check_forward_args(x, (h, plugrad.zeros(1, 2, 8)), None)
+        Traceback (most recent call last):
+        ...
+        plugrad.errors.ShapeError: LSTM: Expected hidden[1] size (1, 3, 8), got [1, 2, 8]
+        """
+        self.check_input(input, batch_sizes)
+        h, c = _state_pair(type(self).__name__, hidden)
+        expected = self.get_expected_hidden_size(input, batch_sizes)
+        self.check_hidden_size(h, expected, "Expected hidden[0] size {}, got {}")
+        expected = self.get_expected_cell_size(input, batch_sizes)
+        self.check_hidden_size(c, expected, "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(  # type: ignore[override]
+        self, hx: tuple[Tensor, Tensor], permutation: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """The pair ``hx = (h, c)`` with the batch of each reordered by ``permutation``;
+        ``hx`` itself if None.
+
+        Examples
+        --------
+        >>> import plugrad
+        >>> lstm = plugrad.nn.LSTM(1, 1)
+        >>> h, c = plugrad.tensor([[[1.0], [2.0]]]), plugrad.tensor([[[3.0], [4.0]]])
+        >>> h, c = lstm.permute_hidden((h, c), plugrad.tensor([1, 0]))
+        >>> h[0, :, 0], c[0, :, 0]
+        (tensor([2., 1.]), tensor([4., 3.]))
+        """
+        if permutation is None:
+            return hx
+        h, c = _state_pair(type(self).__name__, hx)
+        return _ops.index_select(h, 1, permutation), _ops.index_select(c, 1, permutation)
 
 
 class GRU(RNNBase):

@@ -16,7 +16,14 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from ...errors import ArgumentError, DtypeError, InvalidArgumentError, SerializationError
+from ...errors import (
+    ArgumentError,
+    DtypeError,
+    InvalidArgumentError,
+    SerializationError,
+    ShapeError,
+    TensorNameError,
+)
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 from ..container import ModuleDict, ModuleList
@@ -29,6 +36,7 @@ __all__ = [
     "is_parametrized",
     "register_parametrization",
     "remove_parametrizations",
+    "transfer_parametrizations_and_params",
     "type_before_parametrizations",
 ]
 
@@ -91,6 +99,8 @@ class ParametrizationList(ModuleList):
         super().__init__(modules)
         self.unsafe = unsafe
         shape, dtype = original.shape, original.dtype
+        #: The shape of the tensor parametrized: what the originals were computed from.
+        self._registered_shape = shape
         before = original.detach()  # (its values, put back if the parametrization is refused)
         with no_grad():
             value: Any = original
@@ -340,6 +350,104 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
 def type_before_parametrizations(module: Module) -> type:
     """The class ``module`` had before its first parametrization (its class if it has none)."""
     return type(module).__bases__[0] if is_parametrized(module) else type(module)
+
+
+def transfer_parametrizations_and_params(
+    from_module: Module, to_module: Module, tensor_name: str | None = None
+) -> Module:
+    """Give ``to_module`` the parametrizations of ``from_module`` and their originals.
+
+    For ``tensor_name``, or every parametrized tensor of ``from_module`` if None:
+    a tensor ``to_module`` lacks is first made, a parameter holding the
+    parametrized value; then each of ``from_module``'s parametrizations of it is
+    registered on ``to_module`` (the same module objects: they are shared), and
+    the originals (``original``, or ``original0``, ``original1``, ...) become
+    ``from_module``'s own, shared too, so training either trains both. Does
+    nothing where ``from_module`` is not parametrized. As PyTorch's.
+
+    Parameters
+    ----------
+    from_module : Module
+        The parametrized module.
+    to_module : Module
+        The module to parametrize likewise.
+    tensor_name : str, optional
+        The one tensor to transfer.
+
+    Returns
+    -------
+    Module
+        ``to_module`` (whose class becomes ``Parametrized<Name>``).
+
+    Raises
+    ------
+    TensorNameError
+        If ``from_module`` has no parametrization of ``tensor_name`` (a
+        ``KeyError``, as PyTorch's).
+    ShapeError
+        If ``to_module``'s parameter or buffer of that name has another shape
+        than ``from_module``'s had when parametrized (PyTorch goes on, and
+        leaves ``to_module`` with ``from_module``'s shapes). Both are checked
+        before anything changes.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> from plugrad.nn.utils import parametrize
+    >>> class Symmetric(plugrad.nn.Module):
+    ...     def forward(self, x):
+    ...         return x.triu() + x.triu(1).mT
+    >>> a = parametrize.register_parametrization(plugrad.nn.Linear(3, 3), "weight", Symmetric())
+    >>> b = parametrize.transfer_parametrizations_and_params(a, plugrad.nn.Linear(3, 3))
+    >>> type(b).__name__, bool((b.weight == a.weight).all())
+    ('ParametrizedLinear', True)
+    >>> b.parametrizations.weight.original is a.parametrizations.weight.original
+    True
+    """
+    if not isinstance(from_module, Module) or not isinstance(to_module, Module):
+        raise ArgumentError(
+            "transfer_parametrizations_and_params() takes two Modules, got "
+            f"{type(from_module).__name__} and {type(to_module).__name__}"
+        )
+    if not is_parametrized(from_module):
+        return to_module
+    if tensor_name is None:
+        names = list(from_module.parametrizations)
+    elif is_parametrized(from_module, tensor_name):
+        names = [tensor_name]
+    else:  # (a KeyError too, as PyTorch's)
+        raise TensorNameError(
+            f"transfer_parametrizations_and_params(): {type(from_module).__name__} has no "
+            f"parametrization of {tensor_name!r}; it has "
+            f"{', '.join(map(repr, from_module.parametrizations))}"
+        )
+    for name in names:
+        # The originals are computed from to_module's tensor before they are replaced: it
+        # must have the shape from_module's had (compared without computing the parametrized
+        # tensor, which moves spectral_norm's power method in training).
+        shape = from_module.parametrizations[name]._registered_shape
+        present = to_module._parameters.get(name, to_module._buffers.get(name))
+        if present is not None and present.shape != shape:
+            raise ShapeError(
+                f"transfer_parametrizations_and_params(): {type(to_module).__name__}.{name} has "
+                f"shape {present.shape}, where {type(from_module).__name__}'s had {shape} when "
+                "parametrized; transfer between modules of the same shapes. Nothing was changed"
+            )
+    for name in names:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name).detach()))
+        source = from_module.parametrizations[name]
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        # The originals themselves, not copies: the two modules train them together.
+        if source.is_tensor:
+            target.original = source.original
+        else:
+            for index in range(source.ntensors):
+                key = f"original{index}"
+                setattr(target, key, getattr(source, key))
+    return to_module
 
 
 def remove_parametrizations(
