@@ -350,7 +350,7 @@ def diag(x: TensorLike, diagonal: int = ..., *, out: Any = ...) -> Any:
     """PyTorch's ``diag(x, diagonal=0)``: a vector's diagonal matrix, or a matrix's diagonal."""
 
 
-def diff(x: TensorLike, /, n: int = ..., axis: int = ..., *, prepend: TensorLike | None = ..., append: TensorLike | None = ..., dim: Any = ..., out: Any = ...) -> Tensor:
+def diff(x: TensorLike, /, n: int = ..., axis: int = ..., prepend: TensorLike | None = ..., append: TensorLike | None = ..., *, dim: Any = ..., out: Any = ...) -> Tensor:
     """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
 

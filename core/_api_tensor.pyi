@@ -534,7 +534,7 @@ class InstalledTensorMethods:
     def diagonal_scatter(self, src: Tensor, offset: int = ..., dim1: int = ..., dim2: int = ...) -> Tensor:
         """Return a copy of ``input`` whose ``diagonal(offset, dim1, dim2)`` is ``src``."""
 
-    def diff(self, n: int = ..., axis: int = ..., *, prepend: TensorLike | None = ..., append: TensorLike | None = ..., dim: Any = ...) -> Tensor:
+    def diff(self, n: int = ..., axis: int = ..., prepend: TensorLike | None = ..., append: TensorLike | None = ..., *, dim: Any = ...) -> Tensor:
         """The ``n``-th difference ``x[i + 1] - x[i]`` along ``axis``, after joining the ends."""
 
     def digamma_(self, /) -> Tensor:

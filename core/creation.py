@@ -1181,8 +1181,9 @@ def linspace(
         )
     stop = end if stop is None else stop
     assert stop is not None  # (one of the two was given)
-    num = steps if num is None else num
-    assert num is not None  # (one of the two was given)
+    num = as_int(steps if num is None else num)
+    if type(num) is not int:  # (a float or a bool: PyTorch refuses them too)
+        raise ArgumentError(f"linspace() takes an int number of values, got {num!r}")
     if num < 0:
         raise InvalidArgumentError(f"linspace() takes a number of values >= 0, got {num}")
     # 0-d tensors and NumPy scalars as the Python numbers they hold: a complex one's dtype

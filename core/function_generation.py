@@ -373,7 +373,7 @@ def _adapted_function(
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return spelled(_graph.tensor_namespace, *args, **kwargs)
-            except (TypeError, PlugradError) as error:
+            except (TypeError, PlugradError, AttributeError) as error:
                 _explain_failure(error, adapter, alias, args, kwargs)
                 raise
 
@@ -384,7 +384,7 @@ def _adapted_function(
                 if out is None:
                     return spelled(_graph.tensor_namespace, *args, **kwargs)
                 return into_out(alias, out, (), spelled, _graph.tensor_namespace, *args, **kwargs)
-            except (TypeError, PlugradError) as error:
+            except (TypeError, PlugradError, AttributeError) as error:
                 _explain_failure(error, adapter, alias, args, kwargs)
                 raise
 
@@ -441,7 +441,15 @@ def _explain_failure(
     """On the failure path of the PyTorch function or method ``name`` made of ``adapter``:
     make Python's binding error name ``name``, or raise PyTorch's error for a reduction
     along an empty dim; otherwise the caller re-raises ``error`` as it is."""
-    if isinstance(error, TypeError):
+    if isinstance(error, AttributeError):
+        # The adapter read a Tensor attribute of a number given for its input (clamp_min(2, x)).
+        given, _ = _input_and_dim(adapter, args, kwargs)
+        if given is not None and not isinstance(given, Tensor):
+            raise ArgumentError(
+                f"{name}(): its input must be a Tensor, got {type(given).__name__} "
+                f"{given!r}; pass plugrad.tensor({given!r}) or put the tensor first"
+            ) from error
+    elif isinstance(error, TypeError):
         _rename_binding_error(error, adapter, name)
     elif name in _PICKING_REDUCTIONS:
         _refuse_empty_dim(name, *_input_and_dim(adapter, args, kwargs), name not in _MEDIANS)
@@ -612,6 +620,9 @@ def _torch_form_prelude(
                 f"            raise _torch_form_mixed({op.name!r}, {name!r})\n"
             )
     x = op.input_names[0]
+    if op.sequence_kind is None:  # (concat's input is a list)
+        lines.append(f"        if not isinstance({x}, _Tensor):\n")
+        lines.append(f"            raise _torch_form_input({op.name!r}, {x})\n")
     if _takes_out(op, False):
         # PyTorch's out= in PyTorch's form: the result written as the standard form's is.
         lines.append(
@@ -630,6 +641,13 @@ def _torch_form_prelude(
         "            raise\n"
     )
     return "".join(lines)
+
+
+def _torch_form_input(op: str, given: Any) -> ArgumentError:
+    return ArgumentError(
+        f"{op}(): its input must be a Tensor, got {type(given).__name__} {given!r}; pass "
+        f"plugrad.tensor({given!r})"
+    )
 
 
 def _torch_form_mixed(op: str, name: str) -> ArgumentError:
@@ -850,6 +868,7 @@ def _make_function(
         "_apply_general": apply_general, "_apply_view": apply_view, "_both_given": _both_given,
         "_check_out": check_out, "_write_out": write_out, "_no_grad": no_grad,
         "_torch_form": torch_form, "_graph": _graph, "_torch_form_mixed": _torch_form_mixed,
+        "_torch_form_input": _torch_form_input, "_Tensor": Tensor,
         "into_out": into_out,
         "_dim_as_axis": dim_as_axis, "_reduction_dim_as_axis": reduction_dim_as_axis,
         "_alpha_times": alpha_times, "_PlugradError": PlugradError,

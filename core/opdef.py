@@ -821,9 +821,12 @@ def _adapt_kernel(kernel: Kernel, inputs: tuple[str, ...], params: tuple[str, ..
     kinds = inspect.Parameter
     if any(p.kind is kinds.VAR_POSITIONAL for p in parameters.values()):
         return kernel
+    # The inputs that lead the signature go by position, the others by name (keyword-only
+    # ones, or ones after params: diff(x, /, n, axis, prepend, append)).
+    leading = list(parameters)[1:]
     positional = 0
     for name in inputs:
-        if parameters[name].kind is kinds.KEYWORD_ONLY:
+        if parameters[name].kind is kinds.KEYWORD_ONLY or leading[positional] != name:
             break
         positional += 1
     by_keyword = inputs[positional:]

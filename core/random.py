@@ -902,6 +902,8 @@ def normal(
     device: Device | str | None = None,
     generator: Generator | None = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Return samples of a normal distribution with the given ``mean`` and ``std``.
 
@@ -918,6 +920,7 @@ def normal(
     >>> plugrad.normal(plugrad.zeros(4), 1.0).shape
     (4,)
     """
+    creation_options("normal", {"layout": layout, "pin_memory": pin_memory})  # (PyTorch's)
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if isinstance(std, Tensor):
         # NaN fails it too; a negative std gave draws of a mirrored normal, as if valid.

@@ -895,6 +895,8 @@ float_power = op(
 
 
 def _heaviside(xp: Any, x: Any, values: Any, /) -> Any:
+    if not hasattr(x, "dtype"):
+        raise ArgumentError(f"heaviside(): x must be a Tensor, got {type(x).__name__} {x!r}")
     if hasattr(values, "dtype") and values.dtype != x.dtype:
         raise DtypeError(
             f"heaviside(): x is {x.dtype} but values is {values.dtype}; give both one dtype, "

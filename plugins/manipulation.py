@@ -714,6 +714,13 @@ def _moveaxis(xp: Any, x: Any, source: Any, destination: Any, /) -> Any:
     if type(source) is not int or type(destination) is not int:
         # (the kernel and the rule read the axes as given: NumPy integers, 0-d tensors as ints)
         source, destination = _axes(source), _axes(destination)
+    if len(source if isinstance(source, tuple) else (source,)) != len(
+        destination if isinstance(destination, tuple) else (destination,)
+    ):
+        raise ShapeError(
+            f"moveaxis(): source {source} and destination {destination} must name as many "
+            "axes each"
+        )
     if x.ndim == 0:
         _zero_d_axes("moveaxis", source)
         _zero_d_axes("moveaxis", destination)

@@ -76,9 +76,9 @@ def _diff_grad(which: str) -> Any:
     return rule
 
 
-# NOTE: n and axis may come by position, in PyTorch's order (diff(x, 1, 0)); the standard
-# has them keyword-only.
-def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, *, prepend=None, append=None) -> Any:
+# NOTE: n, axis and the ends may come by position, in PyTorch's order (diff(x, 1, 0, p));
+# the standard has them keyword-only.
+def _diff(xp: Any, x: Any, /, n: int = 1, axis: int = -1, prepend=None, append=None) -> Any:
     if isinstance(n, bool) or not hasattr(type(n), "__index__"):
         raise ArgumentError(f"diff(): n must be an int (how many times to difference), got {n!r}")
     n = operator.index(n)

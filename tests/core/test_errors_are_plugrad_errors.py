@@ -144,6 +144,17 @@ CASES = {
             "x.index_select": lambda x: x.index_select("rows", plugrad.tensor([0])),
         }.items()
     },
+    # A number where PyTorch's form of a function takes its input tensor (AttributeErrors
+    # of the adapters), and other calls PyTorch refuses that raised built-ins.
+    "clamp_min(2, x)": (lambda: plugrad.clamp_min(2, plugrad.ones(2)), TypeError),
+    "heaviside(2, x)": (lambda: plugrad.heaviside(2, plugrad.ones(2)), TypeError),
+    "max(2, 3)": (lambda: plugrad.max(2, 3), TypeError),
+    "movedim of two axes to one": (
+        lambda: plugrad.movedim(plugrad.ones(2, 3, 4), (0, 1), (2,)),
+        ValueError,
+    ),
+    "linspace of a float count": (lambda: plugrad.linspace(0, 3, 1.0), TypeError),
+    "normal pinned": (lambda: plugrad.normal(0.0, 1.0, (2,), pin_memory=True), TypeError),
 }
 
 

@@ -911,3 +911,34 @@ def test_integers_of_other_kinds_in_an_ops_own_params_work_on_every_backend(
             (out * out).sum().backward()
             results.append([out.detach().numpy(), x.grad.numpy()])
     assert_arrays_agree(*results, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x, p, a: lib.diff(x, 1, 0, p, a),
+        lambda lib, x, p, a: x.diff(2, -1, p),
+        lambda lib, x, p, a: lib.diff(x, 1, 0, None, a),
+    ],
+    ids=["function", "method", "append only"],
+)
+def test_diffs_ends_may_come_by_position_in_pytorchs_order(call):
+    # diff(input, n, dim, prepend, append): the ends were keyword-only (a bare TypeError).
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor([1.0, 2.0, 4.0, 7.0], dtype=lib.float64, requires_grad=True)
+        p = lib.tensor([0.5], dtype=lib.float64, requires_grad=True)
+        a = lib.tensor([9.0], dtype=lib.float64, requires_grad=True)
+        out = call(lib, x, p, a)
+        (out * out).sum().backward()
+        results.append(
+            [out.detach().numpy()] + [t.grad.numpy() for t in (x, p, a) if t.grad is not None]
+        )
+    assert_arrays_agree(*results, 1e-12, 0)
+
+
+def test_normal_takes_pytorchs_layout_and_pin_memory_keywords():
+    # torch.normal(mean, std, size, layout=torch.strided) is valid: a bare TypeError here.
+    plugrad.manual_seed(0)
+    drawn = plugrad.normal(0.0, 1.0, (2, 3), layout=plugrad.strided, pin_memory=False)
+    assert drawn.shape == tuple(torch.normal(0.0, 1.0, (2, 3), layout=torch.strided).shape)
