@@ -711,8 +711,9 @@ def gradient(
     differences, as PyTorch's ``gradient`` (and NumPy's): central ones inside, one-sided ones
     of ``edge_order`` 1 or 2 at the ends; differentiable.
 
-    ``spacing`` is the distance between samples (a number for every dim, or one per dim),
-    or per dim the 1-d tensor of the coordinates of the samples, which may be uneven.
+    ``spacing`` is the distance between samples (a number for every dim, or one per dim;
+    None is 1), or per dim the 1-d tensor of the coordinates of the samples, which may be
+    uneven.
 
     Examples
     --------
@@ -732,6 +733,10 @@ def gradient(
         dims = [_checked_dim("gradient", d, input.ndim) for d in dims]
         if len(set(dims)) != len(dims):
             raise ArgumentError(f"gradient() got dim {dim!r} naming a dim twice")
+    if spacing is None:  # PyTorch's overloads take None for the default, samples 1 apart
+        spacing = 1
+    elif isinstance(spacing, Tensor) and spacing.ndim == 0:  # a number, as PyTorch reads it
+        spacing = spacing.item()
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             raise ArgumentError(

@@ -35,6 +35,7 @@ from .errors import (
     BackwardError,
     DtypeError,
     IndexOutOfRangeError,
+    InvalidArgumentError,
     PlugradError,
     ScalarRangeError,
     ShapeError,
@@ -419,7 +420,9 @@ def _flat_positions(function: str, shape: tuple[int, ...], key: tuple[Tensor, ..
             raise IndexOutOfRangeError(
                 f"{function}(): an index is out of range for an axis of length {size}"
             )
-        wrapped = _ops.remainder(_ops.astype(index, index.device.default_int_dtype), size)
+        wrapped = _ops.astype(index, index.device.default_int_dtype)
+        if size:  # (an axis of length 0 passed the check above with an empty index only)
+            wrapped = _ops.remainder(wrapped, size)
         wrapped = _ops.broadcast_to(wrapped, broadcast)
         position = wrapped if position is None else position * size + wrapped
     assert position is not None
@@ -561,7 +564,9 @@ def unique_consecutive(
 @takes_out
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0``
-    (its NaN too), as in PyTorch.
+    (its NaN too), as in PyTorch. Of bool tensors it is logical, as PyTorch's:
+    ``(beta and input) or (alpha and vec1[i] and vec2[j])``, any ``beta`` and ``alpha``
+    counting as true or false.
 
     Examples
     --------
@@ -572,7 +577,12 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     """
     _tensor("addr", input)
     product = _ops.outer(_tensor("addr", vec1, "vec1"), _tensor("addr", vec2, "vec2"))
-    if alpha != 1:
+    if input.dtype is _dtypes.bool and product.dtype is _dtypes.bool:
+        # (bool * 3 would promote to int64 and count, where PyTorch's result stays bool)
+        beta, alpha = bool(beta), bool(alpha)
+        if not alpha:
+            product = product & False
+    elif alpha != 1:
         product = product * alpha
     if beta == 0:  # input unread, its gradient 0 (PyTorch's: zeros, not None)
         return _ops.where(_creation.zeros_like(product, dtype=_dtypes.bool), input, product)
@@ -1238,12 +1248,23 @@ def _split_hvd(function: str, dim: int, least: int) -> Any:
                 f"{function}() takes a tensor of at least {least} dims, got shape {input.shape}"
             )
         axis = 0 if input.ndim == 1 and function == "hsplit" else dim
-        if isinstance(indices_or_sections, int) and input.shape[axis] % indices_or_sections:
-            raise ShapeError(
-                f"{function}(): dim {axis} of size {input.shape[axis]} does not divide into "
-                f"{indices_or_sections} equal parts"
-            )
-        return tuple(input.tensor_split(indices_or_sections, axis))
+        sections = as_int(indices_or_sections)  # (a NumPy integer, a 0-d tensor: a count)
+        if type(sections) is int:
+            if sections <= 0:  # (0 was a ZeroDivisionError from the test below)
+                raise InvalidArgumentError(
+                    f"{function}(): the number of sections must be positive, got {sections}; "
+                    "give a count that divides the dim, or a list of indices to split at"
+                )
+            if input.shape[axis] % sections:
+                raise ShapeError(
+                    f"{function}(): dim {axis} of size {input.shape[axis]} does not divide into "
+                    f"{sections} equal parts"
+                )
+        try:
+            return tuple(input.tensor_split(sections, axis))
+        except PlugradError as error:
+            name_the_call(error, function)  # (it named tensor_split)
+            raise
 
     split.__name__ = split.__qualname__ = function
     split.__doc__ = f"Split along dim {dim} (:meth:`Tensor.tensor_split`); sections must divide it."

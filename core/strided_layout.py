@@ -101,7 +101,8 @@ def _indexed(layout: Layout, key: tuple[Any, ...]) -> Layout | None:
 
 
 def _axes(axis: Any, ndim: int) -> list[int]:
-    return [a % ndim for a in (axis if isinstance(axis, Sequence) else (axis,))]
+    # (a 0-d tensor's axis 0 or -1, which squeeze takes, stays as given)
+    return [a % ndim if ndim else a for a in (axis if isinstance(axis, Sequence) else (axis,))]
 
 
 def _permuted(layout: Layout, axes: Sequence[int]) -> Layout:

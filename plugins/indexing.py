@@ -205,17 +205,24 @@ take = op("take", _take, saves=("indices",), vjp=(_take_grad, None),
           doc="Take elements of ``x`` along ``axis`` at integer ``indices``; repeats add up.")
 
 
-def _along_dim(function: str, xp: Any, x: Any, dim: int, index: Any) -> int:
+def _along_dim(
+    function: str, xp: Any, x: Any, dim: int, index: Any, *, empty_any_shape: bool = False
+) -> int:
     """``dim`` as an axis of ``x``, once ``dim`` and ``index`` are found fit for PyTorch's
     ``gather``/``scatter`` family (a dim out of range was wrapped: dim 2 of a matrix
-    gathered along dim 0)."""
+    gathered along dim 0). With ``empty_any_shape`` an empty ``index`` may have any number
+    of dimensions (gather's)."""
     axis = checked_axis(function, dim, x.ndim, zero_d_as_one=True)
     if not hasattr(index, "dtype") or not xp.isdtype(index.dtype, "integral"):
         raise DtypeError(
             f"{function}(): index must be a tensor of integers (int64, as PyTorch's), got "
             f"{getattr(index, 'dtype', type(index).__name__)}"
         )
-    if index.ndim != x.ndim and min(index.ndim, x.ndim) > 0:
+    if (
+        index.ndim != x.ndim
+        and min(index.ndim, x.ndim) > 0
+        and not (empty_any_shape and 0 in index.shape)
+    ):
         raise ShapeError(
             f"{function}(): index must have as many dimensions as the tensor ({x.ndim}), got "
             f"{index.ndim}"
@@ -244,7 +251,9 @@ def _gather(xp: Any, x: Any, dim: int, index: Any, *, sparse_grad: bool = False)
     """
     if not isinstance(sparse_grad, bool):
         raise ArgumentError(f"gather(): sparse_grad must be a bool, got {sparse_grad!r}")
-    dim = _along_dim("gather", xp, x, dim, index)
+    dim = _along_dim("gather", xp, x, dim, index, empty_any_shape=True)
+    if 0 in index.shape:  # as PyTorch: an empty result of index's shape, whatever its sizes
+        return xp.reshape(xp.reshape(x, (-1,))[:0], tuple(index.shape))
     if index.ndim == 0 and x.ndim <= 1:  # one position: a 0-d result, as PyTorch's
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
     if x.ndim == 0:  # one element to pick from, as many times as index says

@@ -261,6 +261,23 @@ def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
     return xp.squeeze(x, axis=axes)
 
 
+def _squeeze_axes(xp: Any, x: Any, /, axis: Any) -> Any:
+    """The standard's ``squeeze(x, axis)`` alike on every backend: a 0-d ``x`` takes the
+    axes 0 and -1 (removing nothing), as PyTorch's ``squeeze``; axes out of range and
+    repeated ones are refused here (JAX refused 0 of a 0-d array, PyTorch's and Dask's
+    kernels raised "tuple index out of range")."""
+    if type(axis) is int and -x.ndim <= axis < x.ndim:  # (the common call: one test)
+        return xp.squeeze(x, axis=axis)
+    many = type(axis) is tuple or type(axis) is list  # (a list: PyTorch's dims)
+    axes = [checked_axis("squeeze", a, x.ndim, zero_d_as_one=True) for a in
+            (axis if many else (axis,))]
+    if many and len(set(axes)) != len(axes):
+        raise ShapeError(f"squeeze(): axis {tuple(axis)} names an axis twice")
+    if x.ndim == 0:
+        axes = []
+    return xp.squeeze(x, axis=tuple(axes) if many or not axes else axes[0])
+
+
 def _expand(xp: Any, x: Any, *sizes_: int, size: Any = None) -> Any:
     """PyTorch's ``x.expand(*sizes)``: broadcast to ``sizes``, where -1 keeps that axis."""
     target = sizes(sizes_, size, "size")
@@ -411,6 +428,11 @@ def _tensor_split(
             raise DtypeError(
                 f"tensor_split(): indices or sections must be integers, got {cuts.dtype}"
             )
+        if cuts.ndim > 1:  # (was a TypeError of int() of a row)
+            raise ShapeError(
+                f"tensor_split(): a tensor of indices must be 1-d (or 0-d, a count), got shape "
+                f"{tuple(cuts.shape)}"
+            )
         cuts = int(cuts) if cuts.ndim == 0 else [int(i) for i in cuts.tolist()]
     if isinstance(cuts, int):
         if cuts <= 0:
@@ -419,8 +441,13 @@ def _tensor_split(
             )
         piece, longer = divmod(x.shape[axis], cuts)
         cuts = [i * piece + min(i, longer) for i in range(1, cuts)]
-    elif hasattr(type(cuts), "__iter__"):  # (NumPy integers, 0-d integer tensors as ints)
-        cuts = [c if type(c) is int else as_int(c) for c in cuts]
+    elif hasattr(type(cuts), "__iter__") and not isinstance(cuts, str):
+        cuts = [c if type(c) is int else as_int(c) for c in cuts]  # (NumPy's, 0-d tensors)
+        if not all(type(c) is int for c in cuts):  # (1.5 and "a" were a TypeError of slicing)
+            raise ArgumentError(
+                f"tensor_split(): indices_or_sections takes an int or a list of ints, got "
+                f"{given[0]!r}"
+            )
     else:  # (2.5 was an untyped TypeError from unpacking it)
         raise ArgumentError(
             f"tensor_split(): indices_or_sections takes an int or a list of ints, got {cuts!r}"
@@ -520,7 +547,7 @@ permute_dims = op("permute_dims(x, /, axes)", saves=(), view=True, grad_fn_name=
 expand_dims = op("expand_dims(x, /, axis=0)", vjp=_back_to_input_shape, saves=(), view=True,
                  methods=("expand_dims", "unsqueeze"), aliases="unsqueeze", inplace=("unsqueeze",),
                  doc="Insert a size-1 axis at position ``axis`` (an int, or a tuple of them).")
-squeeze = op("squeeze(x, /, axis)", vjp=_back_to_input_shape, saves=(), view=True,
+squeeze = op("squeeze", _squeeze_axes, vjp=_back_to_input_shape, saves=(), view=True,
              methods={"squeeze": _squeeze}, torch_function=_squeeze, inplace=("squeeze",),
              doc="Remove the size-1 axes named by ``axis``.")
 broadcast_to = op("broadcast_to", _broadcast_to,

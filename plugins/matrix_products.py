@@ -370,9 +370,17 @@ def _check_tensordot_axes(axes: Any, x1: Any, x2: Any) -> None:
         ]
     for a, b in pairs:
         if x1.shape[a] != x2.shape[b]:
+            # PyTorch's kernel broadcasts a length 1 here (undocumented; the standard and
+            # NumPy refuse): a mismatch is more often a bug than a wish, so say how instead.
+            hint = (
+                "; to broadcast a length 1 as PyTorch's tensordot does, sum the other tensor "
+                "over its axis first (keepdim=True), or use plugrad.einsum"
+                if 1 in (x1.shape[a], x2.shape[b])
+                else ""
+            )
             raise ShapeError(
                 f"tensordot(): axis {a} of shape {tuple(x1.shape)} and axis {b} of shape "
-                f"{tuple(x2.shape)} are summed together, and their lengths differ"
+                f"{tuple(x2.shape)} are summed together, and their lengths differ{hint}"
             )
 
 
