@@ -849,6 +849,20 @@ class Module:
         parameters = list(self.parameters())
         parameter_ids = {id(parameter) for parameter in parameters}
         buffers = [buffer for buffer in self.buffers() if id(buffer) not in parameter_ids]
+        # A lazy layer's tensors with no values yet take the dtype and device they will have,
+        # as PyTorch's (LazyLinear(3).double()): what convert makes of an empty one.
+        lazy = []
+        for tensor in [t for t in (*parameters, *buffers) if _is_uninitialized(t)]:
+            sample = convert(empty((0,), dtype=tensor.dtype, device=tensor.device))
+            if tensor.requires_grad and sample.dtype.kind not in _GRADIENT_KINDS:
+                raise DtypeError(
+                    f"cannot convert {type(self).__name__}'s tensors to {sample.dtype}: a tensor "
+                    "that requires grad must be floating-point or complex; nothing was converted"
+                )
+            lazy.append((tensor, sample))
+        lazy_ids = {id(tensor) for tensor, _ in lazy}
+        parameters = [t for t in parameters if id(t) not in lazy_ids]
+        buffers = [t for t in buffers if id(t) not in lazy_ids]
         plan = []
         for tensor in parameters:
             grad = tensor.grad
@@ -870,6 +884,9 @@ class Module:
             tensor.grad = None
             tensor.data = values
             tensor.grad = grad
+        for tensor, sample in lazy:
+            vars(tensor)["_dtype_to_be"] = sample.dtype
+            tensor._device = sample._device
         for module in self.modules():
             table = module._buffers
             for name, held in table.items():
@@ -1492,3 +1509,9 @@ def add_weight_and_bias(
             module.register_parameter(name, None)
         else:
             setattr(module, name, Parameter(empty(shape, **placement)))
+
+
+def _is_uninitialized(tensor: Tensor) -> bool:
+    """Whether ``tensor`` is a lazy layer's parameter or buffer with no values yet (those of
+    :mod:`plugrad.nn.lazy`, which imports this module: known by what they hold)."""
+    return "_dtype_to_be" in getattr(tensor, "__dict__", ())

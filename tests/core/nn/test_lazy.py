@@ -128,7 +128,6 @@ def test_uninitialized_parameters_refuse_every_use_with_a_clear_error() -> None:
         lambda: weight.sum(),
         lambda: weight + 1,
         lambda: weight.numpy(force=True),
-        lambda: layer.to(plugrad.float64),
         lambda: sum(p.numel() for p in layer.parameters()),
     ):
         with pytest.raises(UninitializedParameterError, match="dry run"):
@@ -237,3 +236,32 @@ def test_a_compiled_forward_does_not_initialise_again_at_each_replay() -> None:
         for _ in range(3):
             np.testing.assert_array_equal(forward(x).numpy(), first)
     np.testing.assert_array_equal(model[0].weight.detach().numpy(), weight)
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda m, lib: m.to(lib.float64),
+        lambda m, lib: m.double(),
+        lambda m, lib: m.to(dtype=lib.float64),
+    ],
+    ids=["to(dtype)", "double()", "to(dtype=)"],
+)
+def test_a_lazy_layer_converted_before_its_first_call_makes_values_of_that_dtype(convert):
+    # PyTorch's module_db makes its layers so (LazyConv1d(5, 3).to(float64)): the dtype read
+    # the uninitialized parameter's values and raised UninitializedParameterError.
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (plugrad, torch):
+        layer = convert(lib.nn.LazyBatchNorm1d(), lib)
+        out = layer(lib.ones(4, 3, dtype=lib.float64))
+        results.append([str(t.dtype).split(".")[-1] for t in (out, layer.weight, layer.running_mean)])
+        results[-1].append(str(layer.num_batches_tracked.dtype).split(".")[-1])
+    assert results[0] == results[1] == ["float64", "float64", "float64", "int64"]
+
+
+def test_a_lazy_layer_refused_a_conversion_keeps_its_dtype():
+    layer = plugrad.nn.LazyLinear(2)
+    with pytest.raises(plugrad.errors.DtypeError):
+        layer.to(plugrad.int32)
+    assert layer(plugrad.ones(1, 3)).dtype is plugrad.float32
