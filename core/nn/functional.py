@@ -2351,8 +2351,10 @@ def _broadcast_shape(function: str, *tensors: Tensor) -> tuple[int, ...]:
 
 
 def _clamp_min_zero(value: Tensor) -> Tensor:
-    """``max(value, 0)`` with PyTorch's ``clamp_min`` gradient: 1 where ``value >= 0``."""
-    return _ops.where(value >= 0, value, 0.0)
+    """``max(value, 0)`` with PyTorch's ``clamp_min`` gradient: 1 where ``value >= 0``; NaN
+    stays NaN (its gradient 0), as there: the hinge losses gave 0 for a NaN input."""
+    clamped = _ops.where(value >= 0, value, 0.0)
+    return _ops.where(_ops.isnan(value), value.detach(), clamped)
 
 
 def softmin(

@@ -542,3 +542,49 @@ def test_derivatives_at_a_kink_take_pytorchs_sides(name, options, kink):
     (first, second), (their_first, their_second) = results
     np.testing.assert_allclose(first, their_first, rtol=1e-12)
     np.testing.assert_allclose(second, their_second, rtol=1e-12)
+
+
+HINGE_LOSSES = {
+    "margin_ranking_loss": lambda F, lib, a, b: F.margin_ranking_loss(
+        a, b, lib.tensor([1.0, -1.0, 1.0]), reduction="none"
+    ),
+    "hinge_embedding_loss": lambda F, lib, a, b: F.hinge_embedding_loss(
+        a, lib.tensor([-1.0, -1.0, 1.0]), reduction="none"
+    ),
+    "cosine_embedding_loss": lambda F, lib, a, b: F.cosine_embedding_loss(
+        a[None], b[None], lib.tensor([-1.0]), reduction="none"
+    ),
+    "triplet_margin_loss": lambda F, lib, a, b: F.triplet_margin_loss(
+        a[None], b[None], b[None] * 2, reduction="none"
+    ),
+    "triplet_margin_with_distance_loss": lambda F, lib, a, b: (
+        F.triplet_margin_with_distance_loss(a[None], b[None], b[None] * 2, reduction="none")
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HINGE_LOSSES))
+def test_hinge_losses_keep_a_nan_input_nan_as_pytorchs(name):
+    # max(value, 0) was where(value >= 0, value, 0): a NaN input gave a loss of 0.
+    results = []
+    for lib in (plugrad, torch):
+        a = lib.tensor([float("nan"), 1.0, -0.5], requires_grad=True)
+        b = lib.tensor([0.5, 0.5, 0.2], requires_grad=True)
+        out = HINGE_LOSSES[name](lib.nn.functional, lib, a, b)
+        results.append(np.asarray(out.detach().numpy(), dtype=np.float64))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, equal_nan=True)
+    assert np.isnan(results[0]).any()
+
+
+def test_margin_ranking_loss_gives_pytorchs_gradient_beside_a_nan():
+    grads = []
+    for lib in (plugrad, torch):
+        a = lib.tensor([float("nan"), 1.0, -0.5], requires_grad=True)
+        b = lib.tensor([0.5, 0.5, 0.2], requires_grad=True)
+        loss = lib.nn.functional.margin_ranking_loss(
+            a, b, lib.tensor([1.0, -1.0, 1.0]), reduction="none"
+        )
+        loss[1:].sum().backward()
+        grads.append([a.grad.numpy(), b.grad.numpy()])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, equal_nan=True)
