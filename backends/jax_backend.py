@@ -170,7 +170,7 @@ class JaxBackend(Backend):
     def dtype_names(self, xp: ModuleType) -> Collection[str]:
         # JAX's inspection API leaves out 64-bit types unless jax_enable_x64 is on;
         # float16 is outside the standard but JAX has it.
-        return {*xp.__array_namespace_info__().dtypes(), "float16"}
+        return {*xp.__array_namespace_info__().dtypes(), "float16", "bfloat16"}
 
     def devices(self) -> tuple[Any, ...]:
         jax = _jax()

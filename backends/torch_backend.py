@@ -16,6 +16,7 @@ import numpy as np
 
 from plugrad.backend import Backend, missing_library
 from plugrad.creation import dlpack_exportable
+from plugrad.errors import DtypeError
 from plugrad.hookspecs import hookimpl
 
 __all__ = ["TorchBackend", "TorchRandom", "plugrad_backends", "scatter_add"]
@@ -213,6 +214,8 @@ class TorchBackend(Backend):
 
     def to_numpy(self, array: Any) -> np.ndarray:
         array = array.detach()
+        if array.dtype is _torch().bfloat16:
+            return _bfloat16_numpy(array, shared=False)
         if array.device.type != "cpu":
             return array.cpu().numpy()
         view = array.resolve_conj().resolve_neg().numpy().view()
@@ -223,6 +226,8 @@ class TorchBackend(Backend):
         # PyTorch's own x.numpy(): writable, the tensor's memory on the CPU (it was a
         # read-only view, neither the shared array nor a copy)
         array = array.detach()
+        if array.dtype is _torch().bfloat16:
+            return _bfloat16_numpy(array, shared=True)
         if array.device.type != "cpu":
             return array.cpu().numpy()
         return array.resolve_conj().resolve_neg().numpy()
@@ -262,3 +267,24 @@ class TorchBackend(Backend):
 @hookimpl
 def plugrad_backends() -> list[Backend]:
     return [TorchBackend()]
+
+
+def _bfloat16_numpy(array: Any, *, shared: bool) -> np.ndarray:
+    """A bfloat16 tensor's values as a NumPy array of ml_dtypes' bfloat16 (NumPy has no
+    bfloat16, and PyTorch's own ``x.numpy()`` refuses one): its memory where ``shared``
+    and on the CPU, else read-only."""
+    torch = _torch()
+    try:
+        import ml_dtypes
+    except ImportError:
+        if shared:
+            raise DtypeError(
+                "x.numpy() of a bfloat16 tensor needs ml_dtypes for NumPy's bfloat16 (pip "
+                "install ml_dtypes); or take x.float().numpy() (float32 holds every value)"
+            ) from None
+        return array.float().cpu().numpy()  # (item(), tolist(), printing: the same values)
+    host = array.cpu().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    if not shared:
+        host = host.view()
+        host.flags.writeable = False  # writing through it would bypass autograd
+    return host

@@ -97,6 +97,7 @@ from .devices import device
 from .dtype_functions import *  # noqa: F403  (its __all__ is part of ours)
 from .dtypes import (
     DType,
+    bfloat16,
     bool,
     complex64,
     complex128,
@@ -299,6 +300,7 @@ __all__ = [
     "errors",
     "fft",
     "float16",
+    "bfloat16",
     "float32",
     "float64",
     "from_dlpack",

@@ -262,7 +262,7 @@ class InstalledTensorMethods:
         """In-place :meth:`addmv`: ``x.addmv_(...)`` makes ``x`` hold it."""
 
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = ..., alpha: Any = ...) -> Tensor:
-        """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0`` (its NaN too), as in PyTorch."""
+        """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0`` (its NaN too), as in PyTorch. Of bool tensors it is logical, as PyTorch's: ``(beta and input) or (alpha and vec1[i] and vec2[j])``, any ``beta`` and ``alpha`` counting as true or false."""
 
     def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: Any = ..., alpha: Any = ...) -> Tensor:
         """In-place :func:`addr`."""

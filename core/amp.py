@@ -446,7 +446,7 @@ class GradScaler:
         self._growth_tracker = tracker
 
 
-_HALF_DTYPES = (_dtypes.float16,)  # (no backend stores bfloat16)
+_HALF_DTYPES = (_dtypes.float16, _dtypes.bfloat16)
 
 
 def _gradients(optimizer: Any) -> Iterable[Tensor]:

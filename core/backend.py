@@ -491,7 +491,7 @@ class Device:
         #: scalar in float32 (PyTorch's rule: h / 1e5 is not 0): in those scalars' promotions
         #: for that, so that the per-op path tests it in the set it tests already.
         self.half_natives = frozenset(
-            native for native, dtype in dtype_from_native.items() if dtype is _dtypes.float16
+            native for native, dtype in dtype_from_native.items() if dtype in _dtypes.half_floats
         )
         for scalar in (int, float):
             self.scalar_promotions[scalar] |= self.half_natives
@@ -519,9 +519,12 @@ class Device:
                 raise DtypeError(
                     f"expected a plugrad dtype such as plugrad.float32, got {dtype!r}"
                 ) from None
+            hint = ""
+            if dtype is _dtypes.bfloat16:  # (outside the Array API standard)
+                hint = "; the torch and jax backends store bfloat16 (plugrad.use_backend('torch'))"
             raise DtypeError(
                 f"backend {self.backend.name!r} has no dtype {dtype.name}; "
-                f"it supports {', '.join(d.name for d in self._dtype_to_native)}"
+                f"it supports {', '.join(d.name for d in self._dtype_to_native)}{hint}"
             ) from None
 
     def dtype_of(self, array: Any) -> _dtypes.DType:

@@ -67,8 +67,6 @@ def _dtype_hint(name: Any) -> str:
     """Where a dtype's name was given for a device (``x.to("float64")``): what to pass."""
     if name in {dtype.name for dtype in _dtypes.all_dtypes}:
         return f". {name!r} names a dtype: pass plugrad.{name} (x.to(plugrad.{name}))"
-    if name == "bfloat16":
-        return ". 'bfloat16' names a dtype, which plugrad does not have: use plugrad.float16"
     return ""
 
 

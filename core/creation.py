@@ -512,15 +512,18 @@ def _values_of_foreign_array(
     too; the torch backend would otherwise record torch's graph in every op), and one
     with a lazy negative or conjugate bit gets its values (a copy): DLPack and NumPy
     export the memory without the bit (``conj().imag`` came in negated). A dtype that
-    ``source`` has no plugrad dtype for (bfloat16) is converted to ``dtype`` there, or
-    refused, whatever the ``target`` (each library failed its own way).
+    ``source`` has no plugrad dtype for, or ``target`` does not store (bfloat16 for the
+    numpy backend), is converted to ``dtype`` there, or refused (each library failed its
+    own way).
     """
     if getattr(array, "requires_grad", False) is True:
         array = array.detach()
     array = resolve_lazy_bits(array)
     try:
-        source.dtype_of(array)
+        found = source.dtype_of(array)
     except (KeyError, TypeError):
+        found = None
+    if found is None or (found is _dtypes.bfloat16 and found not in target.dtypes):
         if dtype is None:
             _refuse_dtype(array.dtype, target)
         array = source.xp.astype(array, source.native_dtype(dtype))  # as torch.tensor(x, dtype=)
@@ -556,8 +559,8 @@ def dlpack_exportable(array: Any) -> Any:
     """``array`` (any library's) as a backend's ``from_dlpack`` can take it: lazy bits
     applied (:func:`resolve_lazy_bits`), and a typed error for memory DLPack cannot carry:
     a torch tensor that requires grad (torch refuses to export it), another byte order
-    (NumPy's ``>f8``), bfloat16 (no backend stores it). Each library refused these with
-    its own ``BufferError`` or ``RuntimeError``.
+    (NumPy's ``>f8``). Each library refused these with its own ``BufferError`` or
+    ``RuntimeError``.
 
     Examples
     --------
@@ -579,14 +582,13 @@ def dlpack_exportable(array: Any) -> Any:
             f"memory of dtype {dtype} holds {order}-endian numbers, which DLPack cannot "
             "carry (nor a backend store); a.astype(a.dtype.newbyteorder('=')) converts them"
         )
-    if _is_bfloat16(dtype):
-        raise DtypeError(_BFLOAT16_REFUSAL)
     return resolve_lazy_bits(array)
 
 
 _BFLOAT16_REFUSAL = (
-    "bfloat16 is not stored by plugrad's backends (it is not an Array API dtype); convert "
-    "it first, with x.float() for a torch tensor (x.astype('float32') for others)"
+    "bfloat16 (not an Array API dtype) is stored by the torch and jax backends only; use "
+    "one of them (plugrad.use_backend('torch')), or convert it first, with x.float() for a "
+    "torch tensor (x.astype('float32') for others)"
 )
 
 

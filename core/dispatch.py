@@ -359,14 +359,15 @@ def _apply_with_scalar(
     the number in ``float16``, as scalars adapt to tensors (PyTorch's ``h == 0.1``).
     """
     if x._array.dtype in device.half_natives and type(scalar) in _REAL_NUMBERS:
+        half = device.dtype_of(x._array)  # float16 or bfloat16
         if (not op.differentiable or op.name == "nextafter") and op.name != "floor_divide":
-            native = device.xp.asarray(scalar, dtype=device.native_dtype(_dtypes.float16))
+            native = device.xp.asarray(scalar, dtype=device.native_dtype(half))
             scalar = _wrap(native, device, False, None)
             return apply2(op, scalar, x, params) if scalar_first else apply2(op, x, scalar, params)
         wide = _ops.astype(x, _dtypes.float32)
         out = apply2(op, scalar, wide, params) if scalar_first else apply2(op, wide, scalar, params)
         if out._array.dtype is wide._array.dtype:
-            return _ops.astype(out, _dtypes.float16)
+            return _ops.astype(out, half)
         return out
     x, scalar = _promote_with_scalar(op, device, x, scalar)
     return apply2(op, scalar, x, params) if scalar_first else apply2(op, x, scalar, params)

@@ -25,6 +25,7 @@ __all__ = [
     "default_float_dtype",
     "default_int_dtype",
     "float16",
+    "bfloat16",
     "float32",
     "float64",
     "int8",
@@ -125,6 +126,9 @@ uint16 = DType("uint16", "unsigned integer", 2)
 uint32 = DType("uint32", "unsigned integer", 4)
 uint64 = DType("uint64", "unsigned integer", 8)
 float16 = DType("float16", "real floating", 2)
+#: Not in the Array API standard: the PyTorch and JAX backends store it (float32's range,
+#: 8 bits of precision).
+bfloat16 = DType("bfloat16", "real floating", 2)
 float32 = DType("float32", "real floating", 4)
 float64 = DType("float64", "real floating", 8)
 complex64 = DType("complex64", "complex floating", 8)
@@ -132,8 +136,11 @@ complex128 = DType("complex128", "complex floating", 16)
 
 all_dtypes: tuple[DType, ...] = (
     bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float16, float32, float64, complex64, complex128,
+    float16, bfloat16, float32, float64, complex64, complex128,
 )  # fmt: skip
+
+#: The 16-bit floats, which PyTorch accumulates (norms, fused kernels) in float32.
+half_floats: tuple[DType, ...] = (float16, bfloat16)
 
 # PyTorch's defaults: Python floats become float32, Python ints int64.
 default_float_dtype = float32
@@ -208,6 +215,18 @@ _FLOATING_BY_SIZE = {
 
 
 def floating_result(first: DType, second: DType) -> DType:
+    if first is second:
+        return first
+    if bfloat16 in (first, second):
+        # bfloat16 with float16: float32 (neither holds the other), as PyTorch and JAX
+        other = second if first is bfloat16 else first
+        if other.itemsize <= 2:
+            return float32
+        first, second = float32, other
+    return _floating_result(first, second)
+
+
+def _floating_result(first: DType, second: DType) -> DType:
     """The promotion of two floating dtypes (real or complex), which every library shares.
 
     The wider precision wins; complex if either is. It needs no backend, so it

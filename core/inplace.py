@@ -769,7 +769,7 @@ def _apply_array_operator(
         return False
     if target._counter is not None and target._device.backend.repeats_elements(array):
         return False  # a broadcast view: the general path refuses it, saying why
-    if dtype is _dtypes.float16 and type(other) in _NUMBERS:
+    if dtype in _dtypes.half_floats and type(other) in _NUMBERS:
         # The general path computes float16 with a number in float32 and rounds once, as
         # out of place: NumPy would round the number first (h *= 70000.0 makes 0 NaN).
         return False

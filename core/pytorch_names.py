@@ -93,7 +93,6 @@ __all__ = [
 
 #: Dtypes PyTorch has and no plugrad backend stores, with what to use instead.
 MISSING_DTYPES: dict[str, str] = {
-    "bfloat16": "no plugrad backend stores bfloat16; use plugrad.float16 or plugrad.float32",
     "float8_e4m3fn": "no plugrad backend stores 8-bit floats; use plugrad.float16",
     "float8_e5m2": "no plugrad backend stores 8-bit floats; use plugrad.float16",
 }

@@ -690,7 +690,7 @@ def bernoulli(
     if p is not None:
         drawn_in = _widest_float(source)
     else:
-        drawn_in = _dtypes.float32 if input.dtype is _dtypes.float16 else input.dtype
+        drawn_in = _dtypes.float32 if input.dtype in _dtypes.half_floats else input.dtype
     uniform = _sample("uniform", shape, drawn_in, place, None, generator, False)
     xp = uniform._device.xp
     drawn = xp.astype(uniform._array < probability, input._array.dtype)
@@ -1083,7 +1083,7 @@ def _check_positive(method: str, name: str, value: float) -> None:
 def _uniform_sample(self: Tensor, generator: Any) -> Tensor:
     """Uniform samples on ``[0, 1)`` of this tensor's shape and floating dtype (or the widest)."""
     dtype = self.dtype if self.dtype.kind == "real floating" else _widest_float(self._device)
-    if dtype is _dtypes.float16:
+    if dtype in _dtypes.half_floats:
         # float16's largest draw, 1 - 2**-11, cut the tails of exponential_ at 7.6 (PyTorch
         # draws in float32 for float16 too)
         dtype = _dtypes.float32

@@ -50,6 +50,7 @@ _CODE_OF = {
     "uint32": "U32",
     "uint64": "U64",
     "float16": "F16",
+    "bfloat16": "BF16",
     "float32": "F32",
     "float64": "F64",
     "complex64": "C64",
@@ -425,6 +426,13 @@ def _spec(safetensors: Any, tensor: Tensor, keep_alive: list[Any]) -> Any:
     name = dtype.name
     if dtype is _dtypes.complex128:
         name, shape = "float64", [*shape, 2]
+    if dtype is _dtypes.bfloat16 and interface["typestr"] == "<f4":
+        # float32 values (a host without ml_dtypes): bfloat16 is their top two bytes
+        whole = memoryview(host).tobytes()
+        half = bytearray(len(whole) // 2)
+        half[0::2], half[1::2] = whole[2::4], whole[3::4]
+        host = _host_array(HostBytes(bytes(half), "<u2", tuple(shape)))
+        interface = host.__array_interface__
     size = math.prod(shape) * (8 if name == "float64" else dtype.itemsize)
     if not hasattr(safetensors, "TensorSpec"):  # safetensors 0.7 takes bytes, not addresses
         return {"dtype": name, "shape": shape, "data": memoryview(host).tobytes()}
@@ -547,6 +555,13 @@ def _tensor_from_bytes(
     # The host format of Backend.from_host is NumPy's; the numpy backend's namespace makes
     # a host array of the bytes, and the target backend copies it into memory of its own.
     host_xp = registry.resolve_device("numpy").xp
+    if dtype is _dtypes.bfloat16:  # (NumPy has none): through float32, which holds it exactly
+        bits = host_xp.asarray(HostBytes(buffer, "<u2", shape))
+        widened = host_xp.astype(bits, host_xp.uint32) << 16  # its bits: float32's top half
+        host = host_xp.asarray(HostBytes(memoryview(widened).tobytes(), "<f4", shape))
+        array = target.backend.from_host(host, target.native)
+        narrowed = target.xp.astype(array, target.native_dtype(dtype))
+        return _wrap(narrowed, target, False, None)
     host = host_xp.asarray(HostBytes(buffer, _TYPESTR[dtype.name], shape))
     array = target.backend.from_host(host, target.native)
     return _wrap(array, target, False, None)
@@ -589,3 +604,8 @@ def _safetensors() -> Any:
             "plugrad.save and plugrad.load need the safetensors package; pip install safetensors"
         ) from None
     return safetensors
+
+
+def _host_array(data: HostBytes) -> Any:
+    """Host memory as the host backend's array (NumPy's, the format of Backend.to_numpy)."""
+    return registry.resolve_device("numpy").xp.asarray(data)

@@ -538,12 +538,11 @@ class Tensor(_InstalledMethods):
         return self._cast(_dtypes.float16, memory_format, "half")
 
     def bfloat16(self, memory_format: memory_format | None = None) -> Tensor:
-        """PyTorch's cast to ``bfloat16``, a dtype no plugrad backend stores: raises
-        :class:`~plugrad.errors.DtypeError` (use :meth:`half` or :meth:`float`)."""
-        raise DtypeError(
-            "x.bfloat16(): no plugrad backend stores bfloat16; use x.half() (float16) or "
-            "x.float() (float32)"
-        )
+        """Return the tensor as ``bfloat16`` (itself if it is already); differentiable.
+
+        The torch and JAX backends store it; others raise
+        :class:`~plugrad.errors.DtypeError`."""
+        return self._cast(_dtypes.bfloat16, memory_format, "bfloat16")
 
     def chalf(self, memory_format: memory_format | None = None) -> Tensor:
         """PyTorch's cast to ``complex32``, a dtype no plugrad backend stores: raises

@@ -237,18 +237,19 @@ def cast(xp: Any, grad: Any, dtype: Any) -> Any:
     return xp.astype(grad, dtype)
 
 
-# dtype object -> whether it is float16, learned per dtype as _IS_COMPLEX is.
+# dtype object -> whether it is float16 or bfloat16, learned per dtype as _IS_COMPLEX is.
 _IS_HALF: dict[tuple[type, Any], bool] = {}
 
 
 def is_half(xp: Any, dtype: Any) -> bool:
-    """Whether ``dtype`` is ``float16`` (never for a backend without one)."""
+    """Whether ``dtype`` is ``float16`` or ``bfloat16`` (never for a backend without them):
+    PyTorch accumulates both in float32."""
     key = (type(dtype), dtype)
     try:
         return _IS_HALF[key]
     except (KeyError, TypeError):
-        half = getattr(xp, "float16", None)
-        result = half is not None and bool(dtype == half)
+        halves = [getattr(xp, name, None) for name in ("float16", "bfloat16")]
+        result = any(half is not None and bool(dtype == half) for half in halves)
         try:
             _IS_HALF[key] = result
         except TypeError:  # an unhashable dtype object: no caching
@@ -257,7 +258,8 @@ def is_half(xp: Any, dtype: Any) -> bool:
 
 
 def half_in_float32(function: Any) -> Any:
-    """The kernel ``function(xp, x, ...)`` computing a ``float16`` ``x`` in ``float32``.
+    """The kernel ``function(xp, x, ...)`` computing a ``float16`` (or ``bfloat16``) ``x`` in
+    ``float32``.
 
     NOTE: PyTorch accumulates float16 reductions (norms, variances, running
     sums) in float32 and rounds the result once; computed in float16, the
@@ -330,10 +332,11 @@ def in_float32_if_half(xp: Any, function: Any, *arrays: Any, **params: Any) -> A
     """``function(xp, *arrays, **params)`` of several arrays, float16 ones computed in float32
     and the result rounded once to float16, as PyTorch's fused kernels (see
     :func:`half_in_float32` for one array)."""
-    if not any(is_half(xp, a.dtype) for a in arrays):
+    half = next((a.dtype for a in arrays if is_half(xp, a.dtype)), None)
+    if half is None:
         return function(xp, *arrays, **params)
     wide = [xp.astype(a, xp.float32) if is_half(xp, a.dtype) else a for a in arrays]
-    return xp.astype(function(xp, *wide, **params), xp.float16)
+    return xp.astype(function(xp, *wide, **params), half)
 
 
 @functools.cache

@@ -444,7 +444,7 @@ def _rounded_once(function: Callable[[Tensor], Tensor], input: Tensor) -> Tensor
     """``function`` of a float16 ``input`` computed in float32 and rounded once, as PyTorch's
     fused kernels: the product of two rounded float16 factors was 2 ulp off, and the
     gradient through them up to 590 ulp (silu's)."""
-    return _ops.astype(function(_ops.astype(input, _dtypes.float32)), _dtypes.float16)
+    return _ops.astype(function(_ops.astype(input, _dtypes.float32)), input.dtype)
 
 
 def _activation(
@@ -460,7 +460,7 @@ def _activation(
     _check_tensor("input", name, input)
     if inplace:
         return apply_inplace(input, function, *settings, name=f"{name}(inplace=True)")
-    if input.dtype is _dtypes.float16:
+    if input.dtype in _dtypes.half_floats:
         return _rounded_once(formula, input)
     return formula(input)
 
@@ -691,11 +691,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     tensor([ 0.6931, 30.0000])
     """
     _check_tensor("input", "softplus", input)
-    if input.dtype is _dtypes.float16:
+    if input.dtype in _dtypes.half_floats:
         # In float32 and rounded once, as PyTorch does: exp(beta * x) overflows float16
         # from 11.1 on, below the threshold (the result and its gradient were inf, nan).
         wide = softplus(_ops.astype(input, _dtypes.float32), beta, threshold)
-        return _ops.astype(wide, _dtypes.float16)
+        return _ops.astype(wide, input.dtype)
     scaled = input * beta
     # NOTE: logaddexp(0, s), not log1p(exp(s)): its gradient exp(s - result) is 1 for a
     # large s, and the second derivative stays 0 there; through exp, the two terms of the
@@ -943,7 +943,7 @@ def gumbel_softmax(
         raise InvalidArgumentError(f"gumbel_softmax(): tau must be a positive number, got {tau!r}")
     # float16 noise is drawn in float32 and rounded once: drawn in float16, an unlikely class
     # ([0, -12]: 1 in 160,000) was never picked.
-    noise_dtype = _dtypes.float32 if logits.dtype is _dtypes.float16 else logits.dtype
+    noise_dtype = _dtypes.float32 if logits.dtype in _dtypes.half_floats else logits.dtype
     uniform = rand(logits.shape, dtype=noise_dtype, device=logits.device, generator=generator)
     # -log(E) for E ~ Exponential(1) = -log(1 - U); E = 0 (U = 0) is taken as the tiniest E.
     exponential = _ops.maximum(-_ops.log1p(-uniform), finfo(noise_dtype).smallest_normal)
@@ -1619,14 +1619,14 @@ def batch_norm(
     _check_running_statistics("batch_norm", running_mean=running_mean, running_var=running_var)
     _check_per_channel("batch_norm", channels, input, running_mean=running_mean,
                        running_var=running_var, weight=weight, bias=bias)  # fmt: skip
-    if input.dtype is _dtypes.float16:
+    if input.dtype in _dtypes.half_floats:
         # float16 is normalized in float32 and rounded once, as PyTorch does: the squares
         # of values a few hundred apart overflow float16 (the result came out 0).
         x, w, b = _in_float32(input, weight, bias)
         if not training:  # read only: in float32 too (sqrt(var + eps) was rounded first)
             running_mean, running_var = _in_float32(running_mean, running_var)
         out = batch_norm(x, running_mean, running_var, w, b, training, momentum, eps)
-        return _ops.astype(out, _dtypes.float16)
+        return _ops.astype(out, input.dtype)
     axes = (0, *range(2, input.ndim))
     kept = (1, channels) + (1,) * (input.ndim - 2)
     if training:
@@ -2517,7 +2517,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         )
     before = (slice(None),) * axis
     first_half, second_half = (*before, slice(0, size // 2)), (*before, slice(size // 2, None))
-    if input.dtype is _dtypes.float16:  # (its gradient g * a overflowed float16)
+    if input.dtype in _dtypes.half_floats:  # (its gradient g * a overflowed float16)
         return _rounded_once(lambda wide: glu(wide, dim), input)
     return input[first_half] * _ops.sigmoid(input[second_half])
 
@@ -3420,7 +3420,7 @@ def _keep_mask(
     """A boolean mask of ``shape``, true with probability ``1 - p``."""
     # float16 draws in float32: on its grid of 2**-11 a p off it was p rounded.
     dtype = input.dtype if input.dtype.kind == "real floating" else _dtypes.float32
-    dtype = _dtypes.float32 if dtype is _dtypes.float16 else dtype
+    dtype = _dtypes.float32 if dtype in _dtypes.half_floats else dtype
     with no_grad():
         noise = rand(*shape, dtype=dtype, device=input.device, generator=generator)
         return noise >= p
@@ -5284,11 +5284,11 @@ def group_norm(
         )
     _check_floating("group_norm", input)
     _check_same_dtype("group_norm", input, weight, bias)
-    if input.dtype is _dtypes.float16:
+    if input.dtype in _dtypes.half_floats:
         # Normalized, scaled and shifted in float32 and rounded once, as PyTorch's: the
         # normalized values rounded before the affine step were 96 ulp off where it cancels.
         x, w, b = _in_float32(input, weight, bias)
-        return _ops.astype(group_norm(x, num_groups, w, b, eps), _dtypes.float16)
+        return _ops.astype(group_norm(x, num_groups, w, b, eps), input.dtype)
     # The group size spelled out: -1 cannot be inferred for an empty batch.
     group_size = math.prod(input.shape[1:]) // num_groups
     grouped = _ops.reshape(input, (input.shape[0], num_groups, group_size))
@@ -5341,14 +5341,14 @@ def instance_norm(
         ("weight", weight),  # before the running statistics move
         ("bias", bias),
     )
-    if input.dtype is _dtypes.float16:
+    if input.dtype in _dtypes.half_floats:
         # Normalized, scaled and shifted in float32 and rounded once, as batch_norm and
         # group_norm (normalized values rounded first were off where the affine step cancels).
         x, w, b = _in_float32(input, weight, bias)
         if not use_input_stats:  # read only: in float32 too
             running_mean, running_var = _in_float32(running_mean, running_var)
         out = instance_norm(x, running_mean, running_var, w, b, use_input_stats, momentum, eps)
-        return _ops.astype(out, _dtypes.float16)
+        return _ops.astype(out, input.dtype)
     if use_input_stats:
         flat = _ops.reshape(input, (n, channels, math.prod(input.shape[2:])))
         count = flat.shape[-1]
@@ -5410,10 +5410,10 @@ def rms_norm(
             raise ShapeError(
                 f"rms_norm(): weight must have shape {shape} (normalized_shape), got {weight.shape}"
             )
-    if input.dtype is _dtypes.float16:  # in float32 and rounded once, as batch_norm
+    if input.dtype in _dtypes.half_floats:  # in float32 and rounded once, as batch_norm
         # eps=None there is float32's, as PyTorch's (float16's 1e-3 outweighed small inputs)
         wide_input, wide_weight = _in_float32(input, weight)
-        return _ops.astype(rms_norm(wide_input, shape, wide_weight, eps), _dtypes.float16)
+        return _ops.astype(rms_norm(wide_input, shape, wide_weight, eps), input.dtype)
     if eps is None:
         eps = finfo(input.dtype).eps
     axes = tuple(range(-len(shape), 0))
@@ -6140,7 +6140,7 @@ def interpolate(
         # Blended in float32 and rounded back, as PyTorch's uint8 images are: weights in
         # the integer dtype were 0 or 1, and the result mostly zeros.
         out = _ops.astype(input, _dtypes.float32)
-    half = linear and input.dtype is _dtypes.float16
+    half = linear and input.dtype in _dtypes.half_floats
     if half:  # blended in float32 and rounded once, as PyTorch's: 0.7 + 0.3 is not 1 in float16
         out = _ops.astype(input, _dtypes.float32)
     # The last axis first: PyTorch's weighted sums nest in that order.

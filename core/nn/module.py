@@ -1032,12 +1032,9 @@ class Module:
         return self._real_floating_to(_dtypes.float16)
 
     def bfloat16(self: ModuleT) -> ModuleT:
-        """PyTorch's cast to ``bfloat16``, a dtype no plugrad backend stores: raises
-        :class:`~plugrad.errors.DtypeError`, changing nothing (use :meth:`half`)."""
-        raise DtypeError(
-            f"{type(self).__name__}.bfloat16(): no plugrad backend stores bfloat16; use "
-            ".half() (float16) or keep float32"
-        )
+        """Cast the real floating-point parameters and buffers to ``bfloat16`` (stored by
+        the torch and JAX backends; on others a :class:`~plugrad.errors.DtypeError`)."""
+        return self._real_floating_to(_dtypes.bfloat16)
 
     def type(self: ModuleT, dst_type: Any) -> ModuleT:
         """Cast every parameter and buffer, of any dtype, to ``dst_type`` (a dtype or a

@@ -524,7 +524,7 @@ class _SyncBatchNormFunction(Function):
         momentum: float,
     ) -> Tensor:
         # float16 is normalized in float32 and rounded once, as BatchNorm does.
-        wide = input.dtype is _dtypes.float16
+        wide = input.dtype in _dtypes.half_floats
         x, w, b = F._in_float32(input, weight, bias) if wide else (input, weight, bias)
         channels = x.shape[1]
         axes = (0, *range(2, x.ndim))

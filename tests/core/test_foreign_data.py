@@ -59,8 +59,10 @@ def test_lazy_bits_of_torch_tensors_come_in_as_torch_reads_them(backend, taker, 
 @pytest.mark.parametrize("backend", backends_under_test())
 def test_bfloat16_is_refused_with_how_to_convert(backend, taker) -> None:
     _skip_unless_host_memory(taker, backend)
+    if plugrad.bfloat16 in plugrad.device(backend).dtypes:
+        pytest.skip(f"the {backend} backend stores bfloat16")
     data = torch.tensor([1.5], dtype=torch.bfloat16)
-    with pytest.raises(DtypeError, match=r"bfloat16 is not stored.*x\.float\(\)"):
+    with pytest.raises(DtypeError, match=r"torch and jax backends only.*x\.float\(\)|convert it"):
         TAKERS[taker](data, backend)
 
 

@@ -232,9 +232,15 @@ def test_torch_reads_the_file_and_its_files_load_here(on_numpy, tmp_path) -> Non
     for name, tensor in written.items():
         assert_same(loaded[name], tensor.numpy())
 
-    safetensors.torch.save_file({"x": torch.ones(2, dtype=torch.bfloat16)}, tmp_path / "b.st")
-    with pytest.raises(DtypeError, match=r"'x'.*BF16.*convert it to float32"):
-        plugrad.load(tmp_path / "b.st")
+    bfloat16 = {"x": torch.tensor([1.5, -2.0, 3.0e38], dtype=torch.bfloat16)}
+    safetensors.torch.save_file(bfloat16, tmp_path / "b.st")
+    with pytest.raises(DtypeError, match=r"'x'.*bfloat16.*torch and jax backends store"):
+        plugrad.load(tmp_path / "b.st", backend="numpy")
+    loaded = plugrad.load(tmp_path / "b.st", backend="torch")["x"]  # (torch is installed here)
+    assert loaded.dtype is plugrad.bfloat16
+    assert loaded.tolist() == bfloat16["x"].tolist()
+    plugrad.save({"y": loaded}, tmp_path / "ours.st")
+    assert safetensors.torch.load_file(tmp_path / "ours.st")["y"].equal(bfloat16["x"])
 
 
 def test_files_of_safetensors_numpy_load_here(on_numpy, tmp_path) -> None:
