@@ -44,6 +44,7 @@ from ..errors import (
     DtypeError,
     IndexOutOfRangeError,
     InvalidArgumentError,
+    NotSupportedError,
     ShapeError,
     checked_bool,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "rrelu",
     "rrelu_",
     "linear",
+    "linear_cross_entropy",
     "log_softmax",
     "logsumexp",
     "max_pool2d",
@@ -1365,6 +1367,117 @@ def cross_entropy(
         input, target, weight, ignore_index=ignore_index, label_smoothing=float(label_smoothing)
     )
     return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
+    """Cross-entropy of the logits ``linear(input, linear_weight, linear_bias)`` and a target.
+
+    The logits ``(N, C, d1, ..., dK)`` come from a weight ``(C, d1, ..., dK, in_features)``
+    (``K = 0``: an ordinary ``(C, in_features)`` weight); the loss is then
+    :func:`cross_entropy` of them.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``(in_features,)`` or ``(N, in_features)``; a weight with ``K > 0`` needs the batched one.
+    linear_weight : Tensor
+        ``(C, d1, ..., dK, in_features)``.
+    target : Tensor
+        Class indices (integers): ``()``, ``(N,)`` or ``(N, d1, ..., dK)``; or class
+        probabilities (floats) of the logits' shape: ``(C,)`` or ``(N, C, d1, ..., dK)``.
+    linear_bias : Tensor, optional
+        ``(C, d1, ..., dK)``, added to the logits.
+    weight : Tensor, optional
+        ``(C,)``: a weight per class, as for :func:`cross_entropy`.
+    reduction : {"mean", "sum", "none"}
+    ignore_index : int, optional
+        A class index to skip; ``None`` (the default) skips ``-100`` for class-index targets.
+        Probability targets take none.
+    label_smoothing : float
+        In ``[0, 1]``, as for :func:`cross_entropy`.
+    options : None
+        PyTorch's ``LinearCrossEntropyOptions`` choose how its result is computed in chunks
+        of the batch, which saves memory, not what the result is; plugrad has no chunked
+        path, so only ``None`` is taken.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> import plugrad.nn.functional as F
+    >>> x = plugrad.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> w = plugrad.tensor([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> F.linear_cross_entropy(x, w, plugrad.tensor([0, 1]))
+    tensor(0.2395)
+    """
+    name = "linear_cross_entropy"
+    _check_loss(name, reduction, input=input, linear_weight=linear_weight, target=target)
+    if options is not None:
+        raise NotSupportedError(
+            f"{name}(): options={options!r} asks for PyTorch's chunked computation, which "
+            "plugrad does not have; pass options=None: the result is the unchunked one, "
+            "which the chunked one only computes with less memory"
+        )
+    if input.ndim not in (1, 2):
+        raise ShapeError(
+            f"{name}(): input must be (in_features,) or (N, in_features), got shape {input.shape}"
+        )
+    if linear_weight.ndim < 2:
+        raise ShapeError(
+            f"{name}(): linear_weight must be (C, d1, ..., dK, in_features), at least 2-d; got "
+            f"shape {linear_weight.shape}"
+        )
+    in_features = input.shape[-1]
+    if linear_weight.shape[-1] != in_features:
+        raise ShapeError(
+            f"{name}(): the last axes of input and linear_weight (in_features) must agree, "
+            f"got {in_features} and {linear_weight.shape[-1]}"
+        )
+    classes, extra = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None:
+        _check_tensor("linear_bias", name, linear_bias)
+        if tuple(linear_bias.shape) != (classes, *extra):
+            raise ShapeError(
+                f"{name}(): linear_bias must have shape {(classes, *extra)} (linear_weight's "
+                f"without in_features), got {linear_bias.shape}"
+            )
+    if extra and input.ndim == 1:
+        raise ShapeError(
+            f"{name}(): a linear_weight of shape {linear_weight.shape} gives a K-dimensional "
+            f"loss, which needs a batch: input (N, {in_features}), got shape {input.shape}"
+        )
+    if ignore_index is not None and target.dtype.kind == "real floating":
+        raise ArgumentError(
+            f"{name}(): ignore_index={ignore_index} names a class index to skip, and the target "
+            "holds class probabilities (floats); leave ignore_index out (None)"
+        )
+    flat = math.prod(extra) * classes
+    # One 2-d linear map, whose outputs are then laid out as (N, C, d1, ..., dK).
+    if extra:
+        linear_weight = _ops.reshape(linear_weight, (flat, in_features))
+        if linear_bias is not None:
+            linear_bias = _ops.reshape(linear_bias, (flat,))
+    logits = _ops.reshape(
+        linear(input, linear_weight, linear_bias), (*input.shape[:-1], classes, *extra)
+    )
+    return cross_entropy(
+        logits,
+        target,
+        weight,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
 
 
 def _soft_cross_entropy(

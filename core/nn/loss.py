@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import ArgumentError, InvalidArgumentError
+from ..errors import ArgumentError, InvalidArgumentError, NotSupportedError, ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from .distance import PairwiseDistance
 from .legacy_reduction import accepts_legacy_reduction
-from .module import Module
+from .linear import Linear, _sizes
+from .module import Module, ParameterPlacement, with_placement
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "BCELoss",
@@ -23,6 +28,7 @@ __all__ = [
     "HuberLoss",
     "KLDivLoss",
     "L1Loss",
+    "LinearCrossEntropyLoss",
     "MSELoss",
     "MarginRankingLoss",
     "MultiLabelMarginLoss",
@@ -185,6 +191,119 @@ class CrossEntropyLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             label_smoothing=self.label_smoothing,
+        )
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross-entropy of a linear map's outputs (:func:`~.functional.linear_cross_entropy`).
+
+    The map's weight, logically ``(num_classes, *out_features, in_features)``, is kept flat
+    in a :class:`Linear` ``linear`` (``linear.weight`` of shape
+    ``(num_classes * prod(out_features), in_features)``, and ``linear.bias`` with
+    ``bias=True``), initialized as :class:`Linear` is, so a PyTorch ``state_dict`` loads
+    as it is. ``weight`` (one per class) is kept as a buffer.
+
+    Parameters
+    ----------
+    in_features, num_classes : int
+    out_features : tuple of int
+        ``(d1, ..., dK)`` for a K-dimensional loss; ``()`` by default.
+    bias : bool
+        Whether the map adds a learnable bias (``False`` by default).
+    device, dtype, backend : optional
+        Of the parameters, as for :class:`Linear`.
+    reduction, weight, ignore_index, label_smoothing, options
+        As for :func:`~plugrad.nn.functional.linear_cross_entropy`.
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> _ = plugrad.manual_seed(0)
+    >>> loss = plugrad.nn.LinearCrossEntropyLoss(3, 4, out_features=(2,))
+    >>> loss.linear.weight.shape
+    (8, 3)
+    >>> loss(plugrad.ones((5, 3)), plugrad.zeros((5, 2), dtype=plugrad.int64)).shape
+    ()
+    """
+
+    @with_placement
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple[int, ...] = (),
+        bias: bool = False,
+        reduction: str = "mean",
+        weight: Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options: Any = None,
+        **placement: Unpack[ParameterPlacement],
+    ) -> None:
+        layer = type(self).__name__
+        if not isinstance(out_features, (tuple, list)):
+            raise ArgumentError(
+                f"{layer}: out_features must be a tuple of ints (d1, ..., dK), got {out_features!r}"
+            )
+        (num_classes,) = _sizes(layer, num_classes=num_classes)
+        out_features = tuple(
+            _sizes(layer, **{f"out_features[{i}]": d for i, d in enumerate(out_features)})
+        )
+        if weight is not None and (
+            not isinstance(weight, Tensor) or weight.shape != (num_classes,)
+        ):
+            raise ShapeError(
+                f"{layer}: weight must be a tensor of shape ({num_classes},), one per class, "
+                f"got {getattr(weight, 'shape', type(weight).__name__)}"
+            )
+        if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
+            raise InvalidArgumentError(
+                f"{layer}: label_smoothing must be in [0, 1], got {label_smoothing!r}"
+            )
+        if ignore_index is not None and (
+            not isinstance(ignore_index, int) or isinstance(ignore_index, bool)
+        ):
+            raise ArgumentError(
+                f"{layer}: ignore_index must be an int or None, got {ignore_index!r}"
+            )
+        if options is not None:
+            raise NotSupportedError(
+                f"{layer}: options={options!r} asks for PyTorch's chunked computation, which "
+                "plugrad does not have; pass options=None: the result is the unchunked one, "
+                "which the chunked one only computes with less memory"
+            )
+        super().__init__(weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Kept flat, as PyTorch keeps it (Linear takes a 2-d weight); reshaped in forward.
+        self.linear = Linear(
+            in_features, math.prod(out_features) * num_classes, bias=bias, **placement
+        )
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input,
+            self.linear.weight.reshape((*shape, self.linear.in_features)),
+            target,
+            linear_bias=None if bias is None else bias.reshape(shape),
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
         )
 
 
