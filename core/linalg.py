@@ -442,9 +442,10 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> A
     saying which are not positive definite, instead of an error.
 
     ``info`` is 0 for a matrix factored, else the order of its first leading minor
-    that is not positive definite; that matrix's factor is NaN (PyTorch's holds what
-    the factorization left). With ``check_errors`` such a matrix raises
-    :class:`~plugrad.errors.LinAlgError`, as :func:`cholesky` does.
+    that is not positive definite (or, as in PyTorch, holds NaN in the triangle read);
+    that matrix's factor is NaN (PyTorch's holds what the factorization left). With
+    ``check_errors`` such a matrix raises :class:`~plugrad.errors.LinAlgError`, as
+    :func:`cholesky` does.
 
     Examples
     --------
@@ -473,7 +474,8 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> A
             infos.append(0)
             continue
         order = next(
-            (k for k in range(1, size + 1) if not _factors(namespace, matrix[:k, :k])), size
+            (k for k in range(1, size + 1) if not _factors(namespace, matrix[:k, :k], upper)),
+            size,
         )
         if check_errors:
             where = f" (batch element {index})" if batch else ""
@@ -511,9 +513,10 @@ def _factored(namespace: Any, A: Any, factor: Any) -> bool:
             return False
 
 
-def _factors(namespace: Any, matrix: Any) -> bool:
-    """Whether the Cholesky factorization of ``matrix`` succeeds."""
-    factor = _factor(namespace, matrix)
+def _factors(namespace: Any, matrix: Any, upper: bool = False) -> bool:
+    """Whether the Cholesky factorization of ``matrix`` (of the triangle ``upper`` names)
+    succeeds."""
+    factor = _factor(namespace, matrix, upper)
     return factor is not None and _factored(namespace, matrix, factor)
 
 
@@ -905,8 +908,8 @@ def _solve_unchecked(namespace: Any, LU: Any, pivots: Any, B: Any) -> Any:
             done = namespace.stack(backward[::-1], axis=-2)
             row = row - namespace.matmul(LU[..., i : i + 1, i + 1 :], done)[..., 0, :]
         backward.append(row / LU[..., i : i + 1, i])
-    if not backward:
-        return B
+    if not backward:  # empty: computed from the factors, so that it depends on A (its graph)
+        return namespace.matmul(LU, B)
     return namespace.stack(backward[::-1], axis=-2)
 
 

@@ -28,6 +28,7 @@ kernel is expressible. Pooling takes PyTorch's symmetric padding and
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 from plugrad.hookspecs import hookimpl
@@ -344,17 +345,27 @@ def _pool_args(input_size: Any, kernel_size: Any, stride: Any, padding: Any, dil
 def _max_pool2d(xp: Any, x: Any, /, *, kernel_size: int | Pair, stride: int | Pair | None = None,
                 padding: int | Pair = 0, dilation: int | Pair = 1,
                 ceil_mode: bool = False) -> tuple[Any, Any]:
+    if x.dtype == xp.bool:  # as 0 and 1 (PyTorch's argmax refuses bool)
+        values, offsets = _max_pool2d(
+            xp, xp.astype(x, xp.int8), kernel_size=kernel_size, stride=stride, padding=padding,
+            dilation=dilation, ceil_mode=ceil_mode,
+        )  # fmt: skip
+        return xp.astype(values, xp.bool), offsets
     kernel, step, quad, dil = _pool_args(
         x.shape[-2:], kernel_size, stride, padding, dilation, ceil_mode
     )
-    cols = _windows(xp, x, kernel, step, quad, dil, -float("inf"))
+    # Padding is the dtype's lowest value: -inf does not fit in an integer (PyTorch's full()
+    # refuses it, NumPy's cast warns or, into int16, gives 0).
+    lowest = xp.iinfo(x.dtype).min if xp.isdtype(x.dtype, "integral") else -math.inf
+    cols = _windows(xp, x, kernel, step, quad, dil, lowest)
     values, offsets = xp.max(cols, axis=-3), xp.argmax(cols, axis=-3)
     if any(quad):
-        # Where a window's input cells are all -inf, argmax may name a padding cell before
-        # them; PyTorch names the window's first input cell (and its gradient goes there).
+        # Where a window's input cells all hold the lowest value, argmax may name a padding
+        # cell before them; PyTorch names the window's first input cell (and its gradient
+        # goes there).
         inside = _windows(xp, xp.ones(x.shape[-2:], device=device_of(x)), kernel, step, quad,
                           dil, 0.0)
-        offsets = xp.where(values == -float("inf"), xp.argmax(inside, axis=-3), offsets)
+        offsets = xp.where(values == lowest, xp.argmax(inside, axis=-3), offsets)
     return values, offsets
 
 

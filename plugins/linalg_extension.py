@@ -29,6 +29,8 @@ inputs, documented in each docstring:
   tolerance itself the result jumps and has no gradient. ``hermitian=True``
   reads the lower triangle, and gives the symmetric gradient, as ``eigh``.
 - ``qr(mode="complete")`` of a tall matrix is not differentiable (an error).
+- ``cholesky`` of a matrix not positive definite, or holding NaN in the triangle it
+  reads, is a ``LinAlgError`` on every backend (as PyTorch's; JAX's kernel gives NaN).
 - ``matrix_norm``/``vector_norm`` split the gradient evenly between tied
   maxima; at zero the 2-norm's gradient is 0.
 
@@ -147,9 +149,13 @@ def _cholesky_grad(xp: Any, g: Any, ans: Any, x: Any, *, upper: bool) -> Any:
 def _cholesky(xp: Any, x: Any, /, *, upper: bool = False) -> Any:
     # The upper factor of the upper triangle, as PyTorch's (libraries' upper=True factor
     # the lower one and transpose): the same for symmetric x, which is all the standard reads.
-    if upper:
-        return _mH(xp, xp.linalg.cholesky(_mH(xp, x)))
-    return xp.linalg.cholesky(x)
+    factor = xp.linalg.cholesky(_mH(xp, x) if upper else x)
+    # NaN in the triangle read, or (JAX's) a matrix not positive definite, leaves NaN in the
+    # factor where LAPACK, and so PyTorch, stops at a NaN pivot: an error on every backend.
+    if _rules.any_true(xp.any(xp.isnan(factor)), "a matrix not positive definite (or holding "
+                       "NaN) in cholesky", np.linalg.LinAlgError):  # fmt: skip
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return _mH(xp, factor) if upper else factor
 
 
 cholesky = op("cholesky", _cholesky, vjp=_cholesky_grad, namespace="linalg", promotion="float",
@@ -158,6 +164,8 @@ cholesky = op("cholesky", _cholesky, vjp=_cholesky_grad, namespace="linalg", pro
 def _all_but_one(xp: Any, v: Any) -> Any:
     """The product of every entry of ``v`` along its last axis but the i-th, at i (no
     division: zeros are fine)."""
+    if not v.shape[-1]:  # (the slices below reach past an empty axis: strict libraries refuse)
+        return v
     ones = xp.ones_like(v[..., :1])
     before = xp.cumulative_prod(xp.concat([ones, v[..., :-1]], axis=-1), axis=-1)
     after = xp.flip(xp.cumulative_prod(xp.concat([ones, xp.flip(v, axis=-1)[..., :-1]], axis=-1),
@@ -202,8 +210,12 @@ adjugate = op("adjugate", _adjugate, vjp=_adjugate_grad, namespace="nn", standar
 
 
 def _one_norm(xp: Any, a: Any) -> Any:
-    """The largest column sum of ``|a|``, per matrix, with two axes of size 1 kept."""
-    return xp.max(xp.sum(xp.abs(a), axis=-2, keepdims=True), axis=-1, keepdims=True)
+    """The largest column sum of ``|a|``, per matrix, with two axes of size 1 kept (0 for a
+    matrix without columns)."""
+    sums = xp.sum(xp.abs(a), axis=-2, keepdims=True)
+    if not a.shape[-1]:  # (a maximum over no column has no value: the norm of nothing)
+        return xp.zeros((*a.shape[:-2], 1, 1), dtype=sums.dtype, device=device_of(a))
+    return xp.max(sums, axis=-1, keepdims=True)
 
 
 def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
