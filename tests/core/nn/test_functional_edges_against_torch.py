@@ -557,8 +557,8 @@ HINGE_LOSSES = {
     "triplet_margin_loss": lambda F, lib, a, b: F.triplet_margin_loss(
         a[None], b[None], b[None] * 2, reduction="none"
     ),
-    "triplet_margin_with_distance_loss": lambda F, lib, a, b: (
-        F.triplet_margin_with_distance_loss(a[None], b[None], b[None] * 2, reduction="none")
+    "triplet_margin_with_distance_loss": lambda F, lib, a, b: F.triplet_margin_with_distance_loss(
+        a[None], b[None], b[None] * 2, reduction="none"
     ),
 }
 

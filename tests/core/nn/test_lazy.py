@@ -255,7 +255,9 @@ def test_a_lazy_layer_converted_before_its_first_call_makes_values_of_that_dtype
     for lib in (plugrad, torch):
         layer = convert(lib.nn.LazyBatchNorm1d(), lib)
         out = layer(lib.ones(4, 3, dtype=lib.float64))
-        results.append([str(t.dtype).split(".")[-1] for t in (out, layer.weight, layer.running_mean)])
+        results.append(
+            [str(t.dtype).split(".")[-1] for t in (out, layer.weight, layer.running_mean)]
+        )
         results[-1].append(str(layer.num_batches_tracked.dtype).split(".")[-1])
     assert results[0] == results[1] == ["float64", "float64", "float64", "int64"]
 
