@@ -399,15 +399,11 @@ class _Targets:
         if not inputs:
             raise InvalidArgumentError(f"{caller} got an empty inputs list")
         for index, tensor in enumerate(inputs):
-            if not isinstance(tensor, Tensor):
-                raise ArgumentError(
-                    f"{caller}: input {index} is a {type(tensor).__name__}, not a Tensor"
-                )
-            if not tensor._requires_grad:
-                raise BackwardError(
-                    f"{caller}: input {index} (shape {tensor.shape}) does not require grad, so "
-                    "no gradient can flow to it; create it with requires_grad=True"
-                )
+            _requiring_grad(
+                tensor,
+                f"{caller}: input {index}",
+                "no gradient can flow to it; create it with requires_grad=True",
+            )
             if tensor._edge is None:
                 self.leaves.add(id(tensor))
             else:
@@ -437,17 +433,21 @@ class _Result:
         return None if entry is None else entry[1]
 
 
-def _root_edge(tensor: Any, index: int) -> tuple[Any, int]:
+def _requiring_grad(tensor: Any, described: str, advice: str) -> None:
+    """Raise unless ``tensor`` is a Tensor that requires grad (``described`` names it)."""
     if not isinstance(tensor, Tensor):
-        raise ArgumentError(
-            f"backward() needs Tensors, but element {index} is a {type(tensor).__name__}"
-        )
+        raise ArgumentError(f"{described} is a {type(tensor).__name__}, not a Tensor")
     if not tensor._requires_grad:
-        raise BackwardError(
-            f"element {index} of tensors does not require grad and does not have a grad_fn: "
-            "nothing it was computed from requires grad. Create the inputs with "
-            "requires_grad=True (and compute outside no_grad()) to get gradients."
-        )
+        raise BackwardError(f"{described} (shape {tensor.shape}) does not require grad: {advice}")
+
+
+def _root_edge(tensor: Any, index: int) -> tuple[Any, int]:
+    _requiring_grad(
+        tensor,
+        f"backward(): element {index} of tensors",
+        "it has no grad_fn, as nothing it was computed from requires grad. Create the inputs "
+        "with requires_grad=True (and compute outside no_grad()) to get gradients.",
+    )
     return _graph.split_edge(tensor._edge or tensor)
 
 

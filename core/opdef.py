@@ -873,6 +873,17 @@ def _keeps_by_gradients(
 _READS_LOCALS = frozenset({"locals", "vars", "eval", "exec", "_getframe"})
 
 
+def _plain_code(rule: Rule) -> types.CodeType | None:
+    """The code of a rule, or ``None`` where it is not a plain Python function.
+
+    A wrapper marked ``passes_arguments_on`` reads no argument's values itself (only
+    shapes and dtypes, which an input not saved still has): the rule it wraps is read.
+    """
+    while getattr(rule, "passes_arguments_on", False) and hasattr(rule, "__wrapped__"):
+        rule = rule.__wrapped__
+    return rule.__code__ if isinstance(rule, types.FunctionType) else None
+
+
 def _names_read(rule: Rule | None) -> frozenset[str] | None:
     """The names a rule's code mentions, a superset of the arguments it reads.
 
@@ -882,14 +893,8 @@ def _names_read(rule: Rule | None) -> frozenset[str] | None:
     """
     if rule is None:
         return frozenset()
-    if getattr(rule, "passes_arguments_on", False) and hasattr(rule, "__wrapped__"):
-        # A wrapper that reads no argument's values itself (only shapes and dtypes, which an
-        # input not saved still has): the rule it wraps says what is read.
-        return _names_read(rule.__wrapped__)
-    if not isinstance(rule, types.FunctionType):
-        return None
-    code = rule.__code__
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+    code = _plain_code(rule)
+    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return None
     if _READS_LOCALS.intersection(code.co_names):
         return None
@@ -922,14 +927,11 @@ def _outputs_read(rules: tuple[Rule | None, ...]) -> frozenset[int] | None:
 def _subscripts_of_ans(rule: Rule | None) -> frozenset[int] | None:
     if rule is None:
         return frozenset()
-    if getattr(rule, "passes_arguments_on", False) and hasattr(rule, "__wrapped__"):
-        return _subscripts_of_ans(rule.__wrapped__)
-    if not isinstance(rule, types.FunctionType):
-        return None
-    code = rule.__code__
+    code = _plain_code(rule)
     # ans must be the rule's own third parameter (not inside *args), read only by name.
     if (
-        code.co_argcount < 3
+        code is None
+        or code.co_argcount < 3
         or code.co_varnames[2] != _ANS
         or _READS_LOCALS.intersection(code.co_names)
         or _ANS in code.co_cellvars  # an inner function reads it: not followed
