@@ -41,38 +41,25 @@ def _data(seed: int, batched: bool, extra: tuple[int, ...], probabilities: bool)
     return x, w, b, cw, t
 
 
+def _operands(tensor, x, w, b, cw, cw_grad: bool) -> dict:
+    """The loss's operands by name, made by ``tensor`` (``plugrad.asarray`` or
+    ``torch.tensor``); ``b``/``cw`` of None stay None."""
+    return {
+        "input": tensor(x, requires_grad=True),
+        "linear_weight": tensor(w, requires_grad=True),
+        "linear_bias": None if b is None else tensor(b, requires_grad=True),
+        "weight": None if cw is None else tensor(cw, requires_grad=cw_grad),
+    }
+
+
 def _compare(x, w, b, cw, t, **kwargs) -> None:
     """Loss and gradients of (input, linear_weight, linear_bias, weight) equal PyTorch's;
     ``b``/``cw`` of None are left out, and ``cw`` gets a gradient with probability targets."""
     cw_grad = t.dtype.kind == "f"
-    ours = {
-        "input": plugrad.asarray(x, requires_grad=True),
-        "linear_weight": plugrad.asarray(w, requires_grad=True),
-        "linear_bias": None if b is None else plugrad.asarray(b, requires_grad=True),
-        "weight": None if cw is None else plugrad.asarray(cw, requires_grad=cw_grad),
-    }
-    theirs = {
-        "input": torch.tensor(x, requires_grad=True),
-        "linear_weight": torch.tensor(w, requires_grad=True),
-        "linear_bias": None if b is None else torch.tensor(b, requires_grad=True),
-        "weight": None if cw is None else torch.tensor(cw, requires_grad=cw_grad),
-    }
-    our_loss = F.linear_cross_entropy(
-        ours["input"],
-        ours["linear_weight"],
-        plugrad.asarray(t),
-        linear_bias=ours["linear_bias"],
-        weight=ours["weight"],
-        **kwargs,
-    )
-    their_loss = TF.linear_cross_entropy(
-        theirs["input"],
-        theirs["linear_weight"],
-        torch.tensor(t),
-        linear_bias=theirs["linear_bias"],
-        weight=theirs["weight"],
-        **kwargs,
-    )
+    ours = _operands(plugrad.asarray, x, w, b, cw, cw_grad)
+    theirs = _operands(torch.tensor, x, w, b, cw, cw_grad)
+    our_loss = F.linear_cross_entropy(target=plugrad.asarray(t), **ours, **kwargs)
+    their_loss = TF.linear_cross_entropy(target=torch.tensor(t), **theirs, **kwargs)
     assert our_loss.shape == tuple(their_loss.shape)
     np.testing.assert_allclose(our_loss.detach().numpy(), their_loss.detach().numpy(), rtol=1e-12)
     # A weighted sum, so that reduction="none" checks each element's gradient.
