@@ -158,11 +158,11 @@ def trace(
     >>> import warnings
     >>> import plugrad
     >>> model = plugrad.nn.Linear(2, 1)
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
     ...     traced = plugrad.jit.trace(model, (plugrad.ones(1, 2),))
-    >>> traced is model
-    True
+    >>> traced is model, caught[0].category.__name__
+    (True, 'DeprecationWarning')
     """
     _deprecated("trace")
     _optimize_ignored(optimize)

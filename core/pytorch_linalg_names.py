@@ -19,10 +19,11 @@ from . import linalg as _linalg
 from . import ops as _ops
 from . import return_types as _return_types
 from .dtype_functions import broadcast_shapes
-from .errors import ArgumentError, DtypeError, ShapeError, checked_bool
+from .errors import DtypeError, ShapeError, checked_bool
 from .function import _refusing
 from .grad_mode import is_grad_enabled
 from .inplace import takes_out
+from .pytorch_tensor_methods import _tensor
 from .tensor import Tensor, install_function_methods, install_methods
 from .versions import mark_copy_of_view
 
@@ -55,12 +56,6 @@ __all__ = [
     "triangular_solve",
     "vdot",
 ]
-
-
-def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
-    if not isinstance(value, Tensor):
-        raise ArgumentError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
-    return value
 
 
 def _tensors(function: str, **values: Any) -> None:

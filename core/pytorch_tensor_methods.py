@@ -88,6 +88,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _tensor(function: str, value: Any, what: str = "input") -> Tensor:
+    """``value``, which must be a Tensor (``what``: its parameter's name, for the error)."""
     if not isinstance(value, Tensor):
         raise ArgumentError(f"{function}() takes a Tensor as {what}, got {type(value).__name__}")
     return value
@@ -1547,11 +1548,13 @@ def _out_of_range(method: str, value: Any, dtype: _dtypes.DType) -> ScalarRangeE
 
 
 def _write_elements(self: Tensor, method: str, values: list[Any]) -> Tensor:
-    """Write ``values`` (the flattened elements, converted) into ``self`` in place."""
-    device = self._device
+    """Write ``values`` (the callable's results for the flattened elements) into ``self`` in
+    place, each converted to its dtype first: a refused one leaves ``self`` as it was."""
+    dtype, device = self.dtype, self._device
+    converted = [_element_of(method, value, dtype) for value in values]
     quiet = device.backend.floating_point_warnings_off()  # (a float beyond float16: inf)
     with quiet if quiet is not None else contextlib.nullcontext():
-        new = _creation.tensor(values, dtype=self.dtype, device=device)
+        new = _creation.tensor(converted, dtype=dtype, device=device)
     return apply_inplace(self, filled_with, _ops.reshape(new, self.shape), name=f"{method}()")
 
 
@@ -1603,8 +1606,7 @@ def _apply_(self: Tensor, function: Callable[[Any], Any], /) -> Tensor:
     """
     _refuse_for_callable("apply_", function, (self,))
     values = [function(element) for element in _ops.reshape(self, (-1,)).tolist()]
-    dtype = self.dtype
-    return _write_elements(self, "apply_", [_element_of("apply_", v, dtype) for v in values])
+    return _write_elements(self, "apply_", values)
 
 
 def _map_(self: Tensor, other: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
@@ -1629,6 +1631,9 @@ def _map_(self: Tensor, other: Tensor, callable: Callable[[Any, Any], Any]) -> T
 
     Raises
     ------
+    ArgumentError
+        If ``other`` is not a Tensor, ``callable`` is not callable, or a tensor is in
+        accelerator memory.
     BackwardError
         If ``self`` or ``other`` requires grad.
     DtypeError
@@ -1662,8 +1667,7 @@ def _map_(self: Tensor, other: Tensor, callable: Callable[[Any, Any], Any]) -> T
     elements = _ops.reshape(self, (-1,)).tolist()
     others = _ops.reshape(_ops.broadcast_to(other, shape), (-1,)).tolist()
     values = [callable(a, b) for a, b in zip(elements, others, strict=True)]
-    dtype = self.dtype
-    return _write_elements(self, "map_", [_element_of("map_", v, dtype) for v in values])
+    return _write_elements(self, "map_", values)
 
 
 # (PyTorch has no x.histogramdd(): a function only)
