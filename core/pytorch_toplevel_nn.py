@@ -15,14 +15,7 @@ from typing import Any
 from . import ops as _ops
 from .errors import InvalidArgumentError, ShapeError
 from .nn import functional as F
-from .nn.functional import (
-    _check_probability,
-    _check_scalable,
-    _check_tensor,
-    _keep_mask,
-    _renorm_rows_,
-    _scaled_dropout,
-)
+from .nn.functional import _check_probability, _check_tensor, _drop, _renorm_rows_
 from .nn.rnn import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 from .tensor import Tensor
 
@@ -516,9 +509,7 @@ def _feature_dropout(function: str, input: Tensor, p: float, train: bool, inplac
         )
     if not train or p == 0:
         return input
-    _check_scalable(function, input)
-    keep = _keep_mask(input, p, input.shape[:2] + (1,) * (input.ndim - 2), None)
-    return _scaled_dropout(function, input, keep, p, inplace)
+    return _drop(function, input, p, inplace, None, per=2)
 
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:

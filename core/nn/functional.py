@@ -653,6 +653,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+#: The ``dtype.kind`` of integer tensors.
 _INTEGER_KINDS = ("signed integer", "unsigned integer")
 
 
@@ -1020,9 +1021,7 @@ def dropout(
     p = _check_probability("dropout", p, bool_too=True)
     if not training or p == 0:
         return input
-    _check_scalable("dropout", input)
-    keep = _keep_mask(input, p, input.shape, generator)
-    return _scaled_dropout("dropout", input, keep, p, inplace)
+    return _drop("dropout", input, p, inplace, generator, per=input.ndim)
 
 
 # -- losses ------------------------------------------------------------------------------
@@ -1220,7 +1219,7 @@ def _class_target_shape(function: str, input: Tensor, target: Tensor) -> None:
             f"{0 if input.ndim == 1 else 1}) needs a target of shape {expected}, got "
             f"{target.shape}"
         )
-    if target.dtype.kind not in ("signed integer", "unsigned integer"):
+    if target.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(
             f"{function}(): class targets must be integers, not {target.dtype.name}; "
             "pass class indices (e.g. plugrad.astype(target, plugrad.int64)), or class "
@@ -1649,6 +1648,28 @@ def _scale_shift(
     return input
 
 
+def _normalized_by_running(
+    function: str,
+    flag: str,
+    otherwise: str,
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    kept: tuple[int, ...],
+    eps: float,
+) -> Tensor:
+    """``input`` normalized by the running statistics (reshaped to ``kept``), as a
+    normalization with ``flag=False`` does; an ArgumentError (suggesting ``otherwise``)
+    where they are not both given."""
+    if running_mean is None or running_var is None:
+        raise ArgumentError(
+            f"{function}(): {flag}=False normalizes with running_mean and running_var; give "
+            f"both, or pass {otherwise}"
+        )
+    centered = input - _ops.reshape(running_mean, kept)
+    return centered / _ops.sqrt(_ops.reshape(running_var, kept) + eps)
+
+
 def _check_running_statistics(function: str, **running: Tensor | None) -> None:
     """Refuse running statistics that cannot hold fractions (an int64 running_var was
     updated in place by truncation; PyTorch refuses it too)."""
@@ -1760,15 +1781,13 @@ def batch_norm(
                 batch_var = _ops.reshape(var, (channels,)) * (count / (count - 1))
                 _moving_average_(running_mean, batch_mean, momentum)
                 _moving_average_(running_var, batch_var, momentum)
+        normalized = centered / _ops.sqrt(var + eps)
     else:
-        if running_mean is None or running_var is None:
-            raise ArgumentError(
-                "batch_norm(): training=False normalizes with running_mean and running_var; "
-                "give both, or pass training=True to use the batch's statistics"
-            )
-        centered = input - _ops.reshape(running_mean, kept)
-        var = _ops.reshape(running_var, kept)
-    return _scale_shift(centered / _ops.sqrt(var + eps), weight, bias, kept)
+        normalized = _normalized_by_running(
+            "batch_norm", "training", "training=True to use the batch's statistics",
+            input, running_mean, running_var, kept, eps,
+        )  # fmt: skip
+    return _scale_shift(normalized, weight, bias, kept)
 
 
 def layer_norm(
@@ -1849,7 +1868,7 @@ def embedding(
             [1., 1.]])
     """
     _check_tensor("input", "embedding", input)
-    if input.dtype.kind not in ("signed integer", "unsigned integer"):
+    if input.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(
             f"embedding(): indices must be integers, not {input.dtype.name}; "
             "convert with plugrad.astype(input, plugrad.int64)"
@@ -1990,7 +2009,7 @@ def _bags_of(
             "embedding_bag(): a 1-d input needs offsets, a 1-d Tensor of where each bag starts, "
             f"got {type(offsets).__name__ if not isinstance(offsets, Tensor) else offsets.shape}"
         )
-    if offsets.dtype.kind not in ("signed integer", "unsigned integer"):
+    if offsets.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(f"embedding_bag(): offsets must be integers, got {offsets.dtype.name}")
     starts = offsets[:-1] if include_last_offset else offsets
     bags = starts.shape[0]
@@ -2102,7 +2121,7 @@ def _pool_arguments(
     ceil_mode: bool = False,
     nd: int = 2,
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """The kernel, stride, padding and dilation of a pooling over the last ``nd`` (2 or 3)
+    """The kernel, stride, padding and dilation of a pooling over the last ``nd`` (1 to 3)
     axes, checked as PyTorch's."""
     _check_spatial(function, _check_tensor("input", function, input), nd)
 
@@ -2116,18 +2135,22 @@ def _pool_arguments(
     step = kernel if no_stride else geometry("stride", stride, 1)
     pad = geometry("padding", padding, 0)
     dil = geometry("dilation", dilation, 1)
-    # PyTorch's bound, of the kernel without its dilation
+    # PyTorch's bound, of the kernel without its dilation (a 1-d pooling's sizes as ints)
     if any(p > k // 2 for p, k in zip(pad, kernel)):
         raise InvalidArgumentError(
-            f"{function}(): padding {pad} must be at most half the kernel size {kernel}, "
-            "as in PyTorch"
+            f"{function}(): padding {pad if nd > 1 else pad[0]} must be at most half the "
+            f"kernel size {kernel if nd > 1 else kernel[0]}, as in PyTorch"
         )
     spatial = tuple(input.shape[-nd:])
     for size, p, k, st, d in zip(spatial, pad, kernel, step, dil):
         if _pooled_length(size, k, st, p, d, ceil_mode) < 1:
-            raise ShapeError(
-                f"{function}(): the padded input {spatial} is smaller than the kernel {kernel}"
+            too_small = (
+                f"the padded input {spatial} is smaller than the kernel {kernel}"
+                if nd > 1
+                else f"the padded input length ({size} + 2 * {p}) is smaller than the kernel "
+                f"({d * (k - 1) + 1})"
             )
+            raise ShapeError(f"{function}(): {too_small}")
     return kernel, step, pad, dil
 
 
@@ -2262,7 +2285,7 @@ def avg_pool2d(
         "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
     )
     _check_divisor("avg_pool2d", divisor_override)
-    if input.dtype.kind in ("signed integer", "unsigned integer"):
+    if input.dtype.kind in _INTEGER_KINDS:
         return _integer_means(
             avg_pool2d, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override,
@@ -2407,7 +2430,7 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
         )
     num_classes = int(num_classes)  # (a NumPy integer too: some namespaces take ints only)
     _check_tensor("input", "one_hot", input)
-    if input.dtype.kind not in ("signed integer", "unsigned integer"):
+    if input.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(f"one_hot(): takes an integer input of class indices, got {input.dtype}")
     if num_classes == -1:  # (the shape depends on the values: a graph break under compile)
         if not input.size:
@@ -3062,7 +3085,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
             f"{function}(): input must be non-empty (C,) or (N, C) and target of its shape, "
             f"got {input.shape} and {target.shape}"
         )
-    if target.dtype.kind not in ("signed integer", "unsigned integer"):
+    if target.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(f"{function}(): target must hold integer classes, got {target.dtype}")
     classes = input.shape[-1]
     found = _ops.out_of_range(target, low=-1, high=classes)
@@ -3250,7 +3273,7 @@ def multi_margin_loss(
         raise InvalidArgumentError(f"multi_margin_loss(): p must be 1 or 2, got {p!r}")
     if weight is not None and _check_tensor("weight", "multi_margin_loss", weight).ndim != 1:
         raise ShapeError(f"multi_margin_loss(): weight must be 1-d, got shape {weight.shape}")
-    if target.dtype.kind not in ("signed integer", "unsigned integer"):
+    if target.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(
             f"multi_margin_loss(): target must hold integer class indices, got {target.dtype}"
         )
@@ -3291,7 +3314,7 @@ def _ctc_lengths(name: str, value: Any, samples: int, batched: bool) -> list[int
     """``input_lengths`` or ``target_lengths`` of ``ctc_loss`` as a list of ints, checked."""
     function = "ctc_loss"
     if isinstance(value, Tensor):
-        if value.dtype.kind not in ("signed integer", "unsigned integer"):
+        if value.dtype.kind not in _INTEGER_KINDS:
             raise DtypeError(
                 f"{function}(): {name} must hold integers, got a {value.dtype.name} tensor; "
                 f"convert it with {name}.long()"
@@ -3450,7 +3473,7 @@ def ctc_loss(
         )
     if log_probs.numel() == 0:
         raise ShapeError(f"{function}(): log_probs must not be empty, got shape {log_probs.shape}")
-    if targets.dtype.kind not in ("signed integer", "unsigned integer"):
+    if targets.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(
             f"{function}(): targets must hold integer class indices, got "
             f"{targets.dtype.name}; convert them with targets.long()"
@@ -3559,6 +3582,17 @@ def _check_scalable(function: str, input: Tensor) -> None:
         )
 
 
+def _drop(
+    function: str, input: Tensor, p: float, inplace: bool, generator: Generator | None, per: int
+) -> Tensor:
+    """The dropout of ``input`` by ``p``, both already checked: one draw for each index into
+    its first ``per`` dims zeroes all that the index holds, or keeps it scaled by
+    ``1 / (1 - p)``."""
+    _check_scalable(function, input)
+    keep = _keep_mask(input, p, input.shape[:per] + (1,) * (input.ndim - per), generator)
+    return _scaled_dropout(function, input, keep, p, inplace)
+
+
 def _channel_dropout(
     function: str,
     input: Tensor,
@@ -3581,10 +3615,7 @@ def _channel_dropout(
         )
     if not training or p == 0:
         return input
-    _check_scalable(function, input)
-    lead = 1 if input.ndim == unbatched else 2
-    keep = _keep_mask(input, p, input.shape[:lead] + (1,) * (input.ndim - lead), generator)
-    return _scaled_dropout(function, input, keep, p, inplace)
+    return _drop(function, input, p, inplace, generator, per=1 if input.ndim == unbatched else 2)
 
 
 def dropout1d(
@@ -4411,7 +4442,7 @@ def avg_pool3d(
     _check_divisor("avg_pool3d", divisor_override)
     if input.dtype.kind == "bool":
         raise DtypeError("avg_pool3d(): takes numbers, got a bool tensor")
-    if input.dtype.kind in ("signed integer", "unsigned integer"):
+    if input.dtype.kind in _INTEGER_KINDS:
         return _integer_means(
             avg_pool3d, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override,
@@ -4498,40 +4529,6 @@ def adaptive_max_pool3d(
 # -- more pooling: 1-D, adaptive maximum ----------------------------------------------------
 
 
-def _pool1d_arguments(
-    function: str,
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any,
-    padding: Any,
-    dilation: Any,
-    ceil_mode: bool = False,
-) -> tuple[int, int, int, int]:
-    _check_tensor("input", function, input)
-    if input.ndim not in (2, 3):
-        raise ShapeError(f"{function}(): input must be (N, C, L) or (C, L), got {input.shape}")
-    (kernel,) = _ntuple(function, "kernel_size", kernel_size, 1, 1)
-    (step,) = (
-        (kernel,)
-        if stride is None or (isinstance(stride, tuple | list) and not stride)
-        else _ntuple(function, "stride", stride, 1, 1)
-    )
-    (pad_,) = _ntuple(function, "padding", padding, 1, 0)
-    (dil,) = _ntuple(function, "dilation", dilation, 1, 1)
-    span = dil * (kernel - 1) + 1
-    if pad_ > kernel // 2:  # PyTorch's bound, of the kernel without its dilation
-        raise InvalidArgumentError(
-            f"{function}(): padding {pad_} must be at most half the kernel size {kernel}, "
-            "as in PyTorch"
-        )
-    if _pooled_length(input.shape[-1], kernel, step, pad_, dil, ceil_mode) < 1:
-        raise ShapeError(
-            f"{function}(): the padded input length ({input.shape[-1]} + 2 * {pad_}) is "
-            f"smaller than the kernel ({span})"
-        )
-    return kernel, step, pad_, dil
-
-
 def _without_height(result: Tensor | tuple[Tensor, Tensor]) -> Tensor | tuple[Tensor, Tensor]:
     """A 1-D maximum pooling's result (and indices), pooled in 2-D over a height of 1."""
     if isinstance(result, tuple):
@@ -4561,8 +4558,8 @@ def max_pool1d(
     >>> F.max_pool1d(plugrad.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0]]]), 2, return_indices=True)
     (tensor([[[3., 5.]]]), tensor([[[1, 3]]]))
     """
-    kernel, step, pad_, dil = _pool1d_arguments(
-        "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode
+    (kernel,), (step,), (pad_,), (dil,) = _pool_arguments(
+        "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, nd=1
     )
     result = max_pool2d(
         _ops.expand_dims(input, axis=-2), (1, kernel), (1, step), (0, pad_), (1, dil),
@@ -4719,7 +4716,7 @@ def _max_unpool(
             f"(as {pool}(..., return_indices=True) gives them), got {input.shape} and "
             f"{indices.shape}"
         )
-    if indices.dtype.kind not in ("signed integer", "unsigned integer"):
+    if indices.dtype.kind not in _INTEGER_KINDS:
         raise DtypeError(f"{function}(): indices must be integers, got {indices.dtype.name}")
     sizes = [(n - 1) * st - 2 * p + k for n, st, p, k in zip(input.shape[-nd:], step, pad, kernel)]
     if output_size is not None:
@@ -4848,8 +4845,8 @@ def avg_pool1d(
     >>> F.avg_pool1d(plugrad.tensor([[[1.0, 2.0, 3.0, 4.0]]]), 2)
     tensor([[[1.5000, 3.5000]]])
     """
-    kernel, step, pad_, _ = _pool1d_arguments(
-        "avg_pool1d", input, kernel_size, stride, padding, 1, ceil_mode
+    (kernel,), (step,), (pad_,), _ = _pool_arguments(
+        "avg_pool1d", input, kernel_size, stride, padding, 1, ceil_mode, nd=1
     )
     out = avg_pool2d(
         _ops.expand_dims(input, axis=-2), (1, kernel), (1, step), (0, pad_), ceil_mode,
@@ -5479,14 +5476,10 @@ def instance_norm(
                 batch_var = _ops.mean(_ops.var(flat, axis=2, correction=1), axis=0)
                 _moving_average_(running_var, batch_var, momentum)
     else:
-        if running_mean is None or running_var is None:
-            raise ArgumentError(
-                "instance_norm(): use_input_stats=False normalizes with running_mean and "
-                "running_var; give both, or pass use_input_stats=True"
-            )
-        kept = (channels,) + (1,) * (input.ndim - 2)
-        mean, var = _ops.reshape(running_mean, kept), _ops.reshape(running_var, kept)
-        out = (input - mean) / _ops.sqrt(var + eps)
+        out = _normalized_by_running(
+            "instance_norm", "use_input_stats", "use_input_stats=True",
+            input, running_mean, running_var, (channels,) + (1,) * (input.ndim - 2), eps,
+        )  # fmt: skip
     return _channel_affine("instance_norm", out, weight, bias)
 
 
@@ -6243,7 +6236,7 @@ def interpolate(
             return adaptive_avg_pool3d(input, sizes)
         return adaptive_avg_pool2d(input, (sizes[0], sizes[1]))
     out = input
-    integral = linear and input.dtype.kind in ("signed integer", "unsigned integer", "bool")
+    integral = linear and input.dtype.kind in (*_INTEGER_KINDS, "bool")
     if integral:
         if input.dtype is _dtypes.bool:
             raise DtypeError(
