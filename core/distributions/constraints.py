@@ -182,7 +182,30 @@ class _Simplex(Constraint):
         return nonnegative & (_ops.abs(_ops.sum(value, axis=-1) - 1) < 1e-6)
 
 
-class _Independent(Constraint):
+class _OnBase(Constraint):
+    """A constraint checked through ``base_constraint``: discrete where it is, with its events
+    (a subclass may read more axes into them)."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def _too_few_axes(self, value: Tensor) -> ShapeError:
+        """The error for a ``value`` with fewer axes than an event of this constraint."""
+        return ShapeError(
+            f"{self!r}.check(): the value must have at least {self.event_dim} axes, got "
+            f"shape {tuple(value.shape)}"
+        )
+
+
+class _Independent(_OnBase):
     """``base`` with its ``reinterpreted_batch_ndims`` right-most axes read as one event."""
 
     def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
@@ -197,12 +220,8 @@ class _Independent(Constraint):
                 "independent(): reinterpreted_batch_ndims must be a non-negative int, got "
                 f"{ndims!r}"
             )
-        self.base_constraint = base_constraint
+        super().__init__(base_constraint)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]
@@ -211,10 +230,7 @@ class _Independent(Constraint):
     def check(self, value: Tensor) -> Tensor:
         result = self.base_constraint.check(value)
         if result.ndim < self.reinterpreted_batch_ndims:
-            raise ShapeError(
-                f"{self!r}.check(): the value must have at least {self.event_dim} axes, got "
-                f"shape {tuple(value.shape)}"
-            )
+            raise self._too_few_axes(value)
         for _ in range(self.reinterpreted_batch_ndims):
             result = _ops.all(result, axis=-1)
         return result

@@ -303,10 +303,6 @@ class Multinomial(_CategoricalBacked):
     tensor([4., 4., 4., 4., 4.])
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "probs": constraints.simplex,
-        "logits": constraints.real_vector,
-    }
     total_count: int
 
     def __init__(

@@ -385,6 +385,7 @@ class _CategoricalBacked(Distribution):
     """A distribution backed by a :class:`Categorical` of the ``probs`` or ``logits`` given,
     which checks and holds them; the categories are its event axis."""
 
+    arg_constraints = Categorical.arg_constraints
     _categorical: Categorical
 
     def _take_parameters(

@@ -17,7 +17,7 @@ from .distribution import Distribution
 __all__ = ["MixtureSameFamily"]
 
 
-class _MixtureSupport(constraints.Constraint):
+class _MixtureSupport(constraints._OnBase):
     """The component family's support, checked for every component and then reduced over them.
 
     A value has the mixture's shape; it is checked against each component (a
@@ -25,24 +25,10 @@ class _MixtureSupport(constraints.Constraint):
     the support of all of them.
     """
 
-    def __init__(self, base_constraint: constraints.Constraint) -> None:
-        self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim
-
     def check(self, value: Tensor) -> Tensor:
         event_dim = self.event_dim
         if value.ndim < event_dim:
-            raise ShapeError(
-                f"{self!r}.check(): the value must have at least {event_dim} axes, got shape "
-                f"{tuple(value.shape)}"
-            )
+            raise self._too_few_axes(value)
         result = self.base_constraint.check(_ops.expand_dims(value, axis=-1 - event_dim))
         kept = value.ndim - event_dim
         return _ops.all(_ops.reshape(result, (*result.shape[:kept], -1)), axis=-1)

@@ -10,7 +10,7 @@ sigmoid or exponential, where the densities are better behaved.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from .. import ops as _ops
 from ..creation import asarray, full_like
@@ -178,10 +178,7 @@ class RelaxedBernoulli(_Relaxed):
     tensor([-2.3026, -2.3026, -2.3026], grad_fn=<AddBackward>)
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "probs": constraints.unit_interval,
-        "logits": constraints.real,
-    }
+    arg_constraints = LogitRelaxedBernoulli.arg_constraints
     support = constraints.unit_interval
     base_dist: LogitRelaxedBernoulli
 
@@ -219,10 +216,6 @@ class ExpRelaxedCategorical(_CategoricalBacked):
     tensor(-4.0274)
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "probs": constraints.simplex,
-        "logits": constraints.real_vector,
-    }
     support = constraints.real_vector  # the draws lie on a surface within it
     has_rsample = True
     temperature: Tensor
@@ -294,10 +287,7 @@ class RelaxedOneHotCategorical(_Relaxed):
     tensor(-0.6055)
     """
 
-    arg_constraints: ClassVar[dict[str, constraints.Constraint]] = {
-        "probs": constraints.simplex,
-        "logits": constraints.real_vector,
-    }
+    arg_constraints = ExpRelaxedCategorical.arg_constraints
     support = constraints.simplex
     base_dist: ExpRelaxedCategorical
 

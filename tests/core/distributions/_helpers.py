@@ -15,14 +15,15 @@ F64 = plugrad.float64
 Builder = tuple[Callable[[], plugrad.distributions.Distribution], tuple[int, ...], tuple[int, ...]]
 
 
-def uniform_from(rng: np.random.Generator) -> Callable[..., np.ndarray]:
-    """``uniform(low, high, *shape)``: an array of ``shape`` drawn uniformly from
-    ``[low, high)`` by ``rng`` (each test module draws from its own seeded generator)."""
+def seeded(seed: int) -> tuple[np.random.Generator, Callable[..., np.ndarray]]:
+    """A test module's own generator, seeded with ``seed``, and its ``uniform(low, high,
+    *shape)``: an array of ``shape`` drawn uniformly from ``[low, high)`` by that generator."""
+    rng = np.random.default_rng(seed)
 
     def uniform(low: float, high: float, *shape: int) -> np.ndarray:
         return rng.uniform(low, high, shape)
 
-    return uniform
+    return rng, uniform
 
 
 def t(values: Any, dtype: Any = F64) -> plugrad.Tensor:

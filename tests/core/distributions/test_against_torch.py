@@ -22,11 +22,9 @@ from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
-from ._helpers import uniform_from  # noqa: E402  (after the skip without PyTorch)
+from ._helpers import seeded  # noqa: E402  (after the skip without PyTorch)
 
-RNG = np.random.default_rng(11)
-
-uniform = uniform_from(RNG)
+RNG, uniform = seeded(11)
 
 
 def lower_cholesky(*shape: int) -> np.ndarray:
@@ -411,16 +409,15 @@ def compare_kl(case: KLCase, backend: str, what: str, *, through_trigamma: bool 
     assert_same_results(ours, theirs, what, through_trigamma=through_trigamma)
 
 
-@pytest.mark.parametrize("backend", backends_under_test())
-@pytest.mark.parametrize("name", list(KL_CASES))
-def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
-    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, kl, *KL_CASES[name])
-    assert ours.shape == theirs.shape
+def assert_kl_gradients_agree(
+    case: KLCase, backend: str, *, symmetric: tuple[int, ...] = (), lower: tuple[int, ...] = ()
+) -> None:
+    """The KL divergence of the case's pair as PyTorch's, and a gradient for each parameter
+    where PyTorch's has one (and only there) as PyTorch's; the parameters in ``symmetric`` are
+    compared by their symmetric part, those in ``lower`` by their lower triangle."""
+    (ours, our_grads), (theirs, their_grads) = ours_and_theirs(backend, kl, *case)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
     np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
-    symmetric = {"MultivariateNormal": (3,)}.get(name, ())
-    # PyTorch's KL reads p's scale_tril above the diagonal too (not its log_prob): compare
-    # the lower triangle, which is all that defines the distribution.
-    lower = {"MultivariateNormal": (1,), "MultivariateNormal scale_tril": (1,)}.get(name, ())
     for i, (mine, reference) in enumerate(zip(our_grads, their_grads, strict=True)):
         assert (mine is None) == (reference is None), i
         if reference is not None:
@@ -429,6 +426,16 @@ def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
             if i in lower:
                 mine, reference = np.tril(mine), np.tril(reference)
             np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=1e-12, err_msg=str(i))
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", list(KL_CASES))
+def test_kl_divergence_agrees_with_torch(name: str, backend: str) -> None:
+    symmetric = {"MultivariateNormal": (3,)}.get(name, ())
+    # PyTorch's KL reads p's scale_tril above the diagonal too (not its log_prob): compare
+    # the lower triangle, which is all that defines the distribution.
+    lower = {"MultivariateNormal": (1,), "MultivariateNormal scale_tril": (1,)}.get(name, ())
+    assert_kl_gradients_agree(KL_CASES[name], backend, symmetric=symmetric, lower=lower)
 
 
 def test_kl_is_infinite_where_q_has_no_mass() -> None:

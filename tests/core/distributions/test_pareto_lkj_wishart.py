@@ -21,7 +21,7 @@ stats = pytest.importorskip("scipy.stats")
 from ._helpers import (  # noqa: E402  (after the skip without PyTorch)
     assert_sample_shapes,
     assert_seeded_draws_repeat,
-    uniform_from,
+    seeded,
 )
 from .test_against_torch import (  # noqa: E402
     Case,
@@ -36,9 +36,7 @@ from .test_against_torch import (  # noqa: E402
     ours_and_theirs,
 )
 
-RNG = np.random.default_rng(2713)
-
-uniform = uniform_from(RNG)
+RNG, uniform = seeded(2713)
 
 F64 = plugrad.float64
 

@@ -27,7 +27,7 @@ from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
-from ._helpers import uniform_from  # noqa: E402
+from ._helpers import seeded  # noqa: E402
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     as_value,
     differentiated,
@@ -35,9 +35,7 @@ from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch
     ours_and_theirs,
 )
 
-RNG = np.random.default_rng(31)
-
-uniform = uniform_from(RNG)
+RNG, uniform = seeded(31)
 
 
 def lower_cholesky(*shape: int) -> np.ndarray:

@@ -14,16 +14,14 @@ from plugrad.testing import backends_under_test
 
 torch = pytest.importorskip("torch")
 
-from ._helpers import uniform_from  # noqa: E402
+from ._helpers import seeded  # noqa: E402
 from .test_against_torch import (  # noqa: E402  (after the skip without PyTorch)
     Case,
     evaluated,
     method_cases,
 )
 
-RNG = np.random.default_rng(41)
-
-uniform = uniform_from(RNG)
+RNG, uniform = seeded(41)
 
 
 CASES = {
