@@ -1,10 +1,8 @@
-"""PyTorch's ``torch.backends.cuda`` switches, for code that sets them: they change no
-computation in plugrad.
+"""PyTorch's ``torch.backends.cuda`` switches, for code that sets them.
 
 Training scripts open with ``torch.backends.cuda.matmul.allow_tf32 = True`` or
 ``torch.backends.cuda.enable_flash_sdp(False)``. Here the switches keep what is set,
-with PyTorch's defaults and its checks of the values, and read back what was set;
-nothing computes differently:
+with PyTorch's defaults and its checks of the values, and read back what was set:
 
 - ``matmul.allow_tf32`` is the other face of :func:`plugrad.set_float32_matmul_precision`,
   as in PyTorch (``True`` reads as ``"high"``, ``"highest"`` as ``False``), and like it
@@ -16,13 +14,18 @@ nothing computes differently:
   cuBLAS's reductions in PyTorch; CuPy's float16 products keep their own.
 - ``enable_flash_sdp``, ``enable_mem_efficient_sdp``, ``enable_math_sdp`` and
   ``enable_cudnn_sdp`` enable PyTorch's kernels of
-  :func:`~plugrad.nn.functional.scaled_dot_product_attention`. plugrad has one kernel,
-  the math form, and these switches do not reach it: where PyTorch's CPU raises once
-  the math kernel is off (and the flash one too, or refuses the call), plugrad computes
-  the attention. :func:`plugrad.nn.attention.sdpa_kernel` keeps PyTorch's errors
-  (those of its CPU); the two settings are separate here, where PyTorch's are one (so
-  inside ``sdpa_kernel([SDPBackend.MATH])``, :func:`flash_sdp_enabled` still answers
-  what :func:`enable_flash_sdp` set).
+  :func:`~plugrad.nn.functional.scaled_dot_product_attention`, and are the switches
+  that :func:`plugrad.nn.attention.sdpa_kernel` sets for its block, as in PyTorch
+  (inside ``sdpa_kernel(SDPBackend.MATH)``, :func:`flash_sdp_enabled` is False; after
+  it, each switch is as before). plugrad has one kernel, the math form, and computes
+  it whatever is enabled; what the switches decide is which calls raise, as on
+  PyTorch's CPU, whose kernels are the math one, which runs every call, and the
+  flash one, which runs some (see :func:`~plugrad.nn.attention.sdpa_kernel`). So
+  after ``enable_math_sdp(False)`` a call that the flash kernel does not take (or
+  any call, with ``enable_flash_sdp(False)`` too) raises
+  :class:`~plugrad.errors.InvalidArgumentError`, as PyTorch's CPU raises its
+  ``RuntimeError``; ``enable_math_sdp(True)`` runs them again. The switches are
+  process-wide, as PyTorch's.
 
 :func:`is_built` answers that plugrad is no CUDA build of its own; whether its GPU
 backend can run is :func:`plugrad.cuda.is_available`.
@@ -45,6 +48,8 @@ False
 from __future__ import annotations
 
 import enum
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from plugrad.errors import ArgumentError, InvalidArgumentError, checked_bool, type_name
@@ -175,12 +180,58 @@ matmul = cuBLASModule()
 
 # -- the kernels of scaled_dot_product_attention -------------------------------------------
 
-_sdp_enabled = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+# The kernels enabled, by the names of plugrad.nn.attention.SDPBackend's members: PyTorch's
+# five switches (OVERRIDEABLE's has no enable_*_sdp, as in PyTorch). sdpa_kernel sets them
+# too, through _set_sdp_kernels: one process-wide setting, as PyTorch's flags.
+_SDP_KERNELS = frozenset(
+    {"MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "OVERRIDEABLE"}
+)
+_sdp_kernels = _SDP_KERNELS
+
+# The setting is one frozenset, replaced whole: the lock keeps two threads that switch two
+# kernels from losing one change (PyTorch's flags are separate, so both take effect there).
+_sdp_lock = threading.Lock()
+
+# Given each new setting (None while all are enabled): plugrad.nn.attention puts here the
+# setter of the copy that scaled_dot_product_attention tests, a layer this one cannot import.
+_sdp_follower: Callable[[frozenset[str] | None], object] | None = None
+
+
+def _follow_sdp_kernels(follower: Callable[[frozenset[str] | None], object]) -> None:
+    """Give ``follower`` the setting now and each new one (``None`` while every kernel
+    is enabled, so that the usual call of scaled_dot_product_attention pays one test)."""
+    global _sdp_follower
+    with _sdp_lock:
+        _sdp_follower = follower
+        _replace_sdp_kernels(_sdp_kernels)
+
+
+def _set_sdp_kernels(names: frozenset[str]) -> frozenset[str]:
+    """Enable the kernels ``names`` (among ``_SDP_KERNELS``), disable the others, and return
+    those enabled before, to restore: the work of plugrad.nn.attention.sdpa_kernel."""
+    with _sdp_lock:
+        return _replace_sdp_kernels(names)
+
+
+def _enable_sdp_kernel(name: str, enabled: bool) -> None:
+    """Enable or disable the kernel ``name``, the others as they are."""
+    with _sdp_lock:
+        _replace_sdp_kernels(_sdp_kernels | {name} if enabled else _sdp_kernels - {name})
+
+
+def _replace_sdp_kernels(names: frozenset[str]) -> frozenset[str]:
+    """Set ``names`` as the kernels enabled and return the previous ones (with the lock held)."""
+    global _sdp_kernels
+    previous, _sdp_kernels = _sdp_kernels, names
+    if _sdp_follower is not None:
+        _sdp_follower(None if names == _SDP_KERNELS else names)
+    return previous
 
 
 def enable_flash_sdp(enabled: bool) -> None:
-    """Enable PyTorch's flash-attention kernel of ``scaled_dot_product_attention`` (kept
-    and read back; see the module's note).
+    """Enable or disable PyTorch's flash-attention kernel of
+    ``scaled_dot_product_attention`` (see the module's note: on the CPU it runs float
+    inputs of 4 axes, with no dropout).
 
     Examples
     --------
@@ -190,43 +241,49 @@ def enable_flash_sdp(enabled: bool) -> None:
     False
     >>> plugrad.backends.cuda.enable_flash_sdp(True)
     """
-    _sdp_enabled["flash"] = checked_bool("enable_flash_sdp(): enabled", enabled)
+    enabled = checked_bool("enable_flash_sdp(): enabled", enabled)
+    _enable_sdp_kernel("FLASH_ATTENTION", enabled)
 
 
 def enable_mem_efficient_sdp(enabled: bool) -> None:
-    """Enable PyTorch's memory-efficient attention kernel (kept and read back)."""
-    _sdp_enabled["mem_efficient"] = checked_bool("enable_mem_efficient_sdp(): enabled", enabled)
+    """Enable or disable PyTorch's memory-efficient attention kernel (a GPU kernel: it runs
+    no call here, as on PyTorch's CPU)."""
+    enabled = checked_bool("enable_mem_efficient_sdp(): enabled", enabled)
+    _enable_sdp_kernel("EFFICIENT_ATTENTION", enabled)
 
 
 def enable_math_sdp(enabled: bool) -> None:
-    """Enable PyTorch's math attention kernel (kept and read back: plugrad computes the
-    math form whatever is set)."""
-    _sdp_enabled["math"] = checked_bool("enable_math_sdp(): enabled", enabled)
+    """Enable or disable PyTorch's math attention kernel, which runs every call; disabled,
+    a call that no other enabled kernel runs raises (see the module's note)."""
+    _enable_sdp_kernel("MATH", checked_bool("enable_math_sdp(): enabled", enabled))
 
 
 def enable_cudnn_sdp(enabled: bool) -> None:
-    """Enable PyTorch's cuDNN attention kernel (kept and read back)."""
-    _sdp_enabled["cudnn"] = checked_bool("enable_cudnn_sdp(): enabled", enabled)
+    """Enable or disable PyTorch's cuDNN attention kernel (a GPU kernel: it runs no call
+    here, as on PyTorch's CPU)."""
+    enabled = checked_bool("enable_cudnn_sdp(): enabled", enabled)
+    _enable_sdp_kernel("CUDNN_ATTENTION", enabled)
 
 
 def flash_sdp_enabled() -> bool:
-    """What :func:`enable_flash_sdp` set (``True`` at first)."""
-    return _sdp_enabled["flash"]
+    """Whether the flash-attention kernel is enabled (``True`` at first), by
+    :func:`enable_flash_sdp` or :func:`plugrad.nn.attention.sdpa_kernel`."""
+    return "FLASH_ATTENTION" in _sdp_kernels
 
 
 def mem_efficient_sdp_enabled() -> bool:
-    """What :func:`enable_mem_efficient_sdp` set (``True`` at first)."""
-    return _sdp_enabled["mem_efficient"]
+    """Whether the memory-efficient kernel is enabled (``True`` at first)."""
+    return "EFFICIENT_ATTENTION" in _sdp_kernels
 
 
 def math_sdp_enabled() -> bool:
-    """What :func:`enable_math_sdp` set (``True`` at first)."""
-    return _sdp_enabled["math"]
+    """Whether the math kernel is enabled (``True`` at first)."""
+    return "MATH" in _sdp_kernels
 
 
 def cudnn_sdp_enabled() -> bool:
-    """What :func:`enable_cudnn_sdp` set (``True`` at first)."""
-    return _sdp_enabled["cudnn"]
+    """Whether the cuDNN kernel is enabled (``True`` at first)."""
+    return "CUDNN_ATTENTION" in _sdp_kernels
 
 
 # -- linear algebra ------------------------------------------------------------------------

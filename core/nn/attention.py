@@ -13,7 +13,9 @@ marks one that is left out. A floating mask is added to the scores in both.
 
 It is PyTorch's ``torch.nn.attention`` too: :class:`SDPBackend` and
 :func:`sdpa_kernel`, which choose the kernels of
-:func:`scaled_dot_product_attention` (plugrad has one, see there).
+:func:`scaled_dot_product_attention` (plugrad has one, see there). They set
+the switches that :func:`plugrad.backends.cuda.enable_flash_sdp` and its
+siblings set and read: one process-wide setting, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import ops as _ops
+from ..backends import cuda as _cuda
 from ..creation import empty
 from ..errors import ArgumentError, InvalidArgumentError, ShapeError, checked_bool
 from ..tensor import Tensor
@@ -388,7 +391,15 @@ def sdpa_kernel(
     (a ``RuntimeError``, as PyTorch's), when it is made, not when the block
     is entered. Those are the CPU's rules on every backend: PyTorch's GPU
     kernels (``EFFICIENT_ATTENTION``, ``CUDNN_ATTENTION``) are not emulated.
-    The setting is process-wide, as PyTorch's, and nests.
+
+    The kernels enabled are those of :func:`plugrad.backends.cuda.enable_flash_sdp`,
+    :func:`~plugrad.backends.cuda.enable_mem_efficient_sdp`,
+    :func:`~plugrad.backends.cuda.enable_math_sdp` and
+    :func:`~plugrad.backends.cuda.enable_cudnn_sdp`, as in PyTorch: inside
+    ``sdpa_kernel(SDPBackend.MATH)``, ``flash_sdp_enabled()`` is False. On
+    leaving, the switches are as they were on entering (a switch set inside
+    the block included). The setting is process-wide, not per thread, as
+    PyTorch's, and blocks nest.
 
     Parameters
     ----------
@@ -423,6 +434,9 @@ def sdpa_kernel(
     Traceback (most recent call last):
     ...
     plugrad.errors.InvalidArgumentError: scaled_dot_product_attention(): no kernel ...
+    >>> with sdpa_kernel(SDPBackend.MATH):
+    ...     plugrad.backends.cuda.flash_sdp_enabled()
+    False
     """
     kernels = [backends] if isinstance(backends, SDPBackend) else backends
     if not isinstance(kernels, list) or not all(isinstance(k, SDPBackend) for k in kernels):
@@ -431,13 +445,17 @@ def sdpa_kernel(
             f"{backends!r}; e.g. sdpa_kernel([SDPBackend.MATH])"
         )
     checked_bool("sdpa_kernel(): set_priority", set_priority)
-    return _kernels_enabled(frozenset(kernel.name for kernel in kernels))
+    return _kernels_enabled(frozenset(kernel.name for kernel in kernels) & _cuda._SDP_KERNELS)
 
 
 @contextlib.contextmanager
 def _kernels_enabled(names: frozenset[str]) -> Iterator[dict[str, Any]]:
-    previous = _enable_sdpa_kernels(names)
+    previous = _cuda._set_sdp_kernels(names)  # read on entering (each decorated call), as PyTorch
     try:
         yield {}
     finally:
-        _enable_sdpa_kernels(previous)
+        _cuda._set_sdp_kernels(previous)
+
+
+# scaled_dot_product_attention tests its own copy of the switches: keep it theirs.
+_cuda._follow_sdp_kernels(_enable_sdpa_kernels)

@@ -6533,9 +6533,10 @@ def scaled_dot_product_attention(
     """``softmax(query @ key.T * scale + mask) @ value`` over any leading batch axes.
 
     The batch axes of the three inputs (and of the mask) broadcast together.
-    This math form is plugrad's one kernel; within
-    :func:`plugrad.nn.attention.sdpa_kernel` a call that none of the enabled
-    kernels of PyTorch's CPU would run raises, as there.
+    This math form is plugrad's one kernel; a call that none of the enabled
+    kernels of PyTorch's CPU would run raises, as there (the kernels that
+    :func:`plugrad.nn.attention.sdpa_kernel` or
+    :func:`plugrad.backends.cuda.enable_math_sdp` and its siblings enable).
 
     Parameters
     ----------
@@ -6614,7 +6615,7 @@ def scaled_dot_product_attention(
             f"{_SDPA}(): give attn_mask or is_causal=True, not both (a causal mask "
             "combined with another: pass their combination as attn_mask)"
         )
-    if _sdpa_kernels is not None:  # inside plugrad.nn.attention.sdpa_kernel
+    if _sdpa_kernels is not None:  # some kernel disabled (sdpa_kernel, enable_*_sdp)
         _refuse_without_kernel(query, key, value, attn_mask, dropout_p, enable_gqa)
     if enable_gqa:
         key, value = _share_heads(query, key, value)
@@ -6634,8 +6635,8 @@ def scaled_dot_product_attention(
 
 # -- the kernels sdpa_kernel enables -------------------------------------------------------
 
-# The names of the SDPBackend members that plugrad.nn.attention.sdpa_kernel enabled; None
-# outside it (all enabled), so that the call then pays one test.
+# The names of the SDPBackend members enabled (by sdpa_kernel or the enable_*_sdp switches of
+# plugrad.backends.cuda); None while all are, so that the call then pays one test.
 _sdpa_kernels: frozenset[str] | None = None
 
 
@@ -6663,15 +6664,18 @@ def _refuse_without_kernel(
     named = ", ".join(sorted(enabled)) or "none"
     if "FLASH_ATTENTION" not in enabled:
         raise InvalidArgumentError(
-            f"{_SDPA}(): no kernel that runs on the CPU is enabled (sdpa_kernel enabled: "
-            f"{named}); PyTorch's CPU kernels are MATH and FLASH_ATTENTION: add "
-            "SDPBackend.MATH to sdpa_kernel's list"
+            f"{_SDPA}(): no kernel that runs on the CPU is enabled (kernels enabled: "
+            f"{named}); PyTorch's CPU kernels are MATH and FLASH_ATTENTION: enable math "
+            "with plugrad.backends.cuda.enable_math_sdp(True) or by adding SDPBackend.MATH "
+            "to sdpa_kernel's list"
         )
     reason = _flash_refusal(query, key, value, mask, dropout_p, gqa)
     if reason is not None:
         raise InvalidArgumentError(
-            f"{_SDPA}(): no available kernel: sdpa_kernel enabled {named}, and PyTorch's CPU "
-            f"flash-attention kernel {reason}; add SDPBackend.MATH to sdpa_kernel's list"
+            f"{_SDPA}(): no available kernel: the kernels enabled are {named}, and PyTorch's "
+            f"CPU flash-attention kernel {reason}; enable math with "
+            "plugrad.backends.cuda.enable_math_sdp(True) or by adding SDPBackend.MATH to "
+            "sdpa_kernel's list"
         )
 
 

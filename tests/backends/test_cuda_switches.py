@@ -1,12 +1,16 @@
 """plugrad.backends.cuda: PyTorch's torch.backends.cuda switches, set and read back as there.
 
-Each test was an AttributeError before: plugrad.backends had no ``cuda``.
+The ``*_sdp`` switches are those of ``plugrad.nn.attention.sdpa_kernel``, one setting as in
+PyTorch: each case here runs in both libraries and compares.
 """
 
 from __future__ import annotations
 
+import threading
+import warnings
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 import plugrad
@@ -167,20 +171,148 @@ def test_the_sdp_switches_read_back_as_torchs(kind) -> None:
     assert getattr(plugrad.backends.cuda, f"{kind}_sdp_enabled")() is False
 
 
-def test_the_sdp_switches_do_not_reach_plugrads_one_kernel() -> None:
-    # PyTorch's CPU raises with both its CPU kernels off; plugrad computes the math form
-    # whatever these say (see the module's note): the result is PyTorch's, computed with
-    # its kernels on.
-    q = torch.arange(16, dtype=torch.float64).reshape(1, 1, 4, 4) / 10
-    expected = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+# -- the sdp switches are sdpa_kernel's: one setting, as in PyTorch -------------------------
+
+KERNEL_LISTS = [
+    ["MATH"],
+    ["FLASH_ATTENTION"],
+    ["EFFICIENT_ATTENTION", "CUDNN_ATTENTION"],
+    ["OVERRIDEABLE"],
+    ["ERROR"],
+    [],
+    ["MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "OVERRIDEABLE"],
+]
+
+
+def _kernel(lib, names: list[str]):
+    """``lib``'s ``sdpa_kernel`` of the members ``names``."""
+    attention = lib.nn.attention
+    return attention.sdpa_kernel([getattr(attention.SDPBackend, name) for name in names])
+
+
+def _sdp(lib) -> dict[str, object]:
+    return {kind: getattr(lib.backends.cuda, f"{kind}_sdp_enabled")() for kind in SDP_KINDS}
+
+
+@pytest.mark.parametrize("names", KERNEL_LISTS, ids=lambda names: "+".join(names) or "none")
+@pytest.mark.parametrize("flash_before", [True, False])
+def test_sdpa_kernel_sets_the_sdp_switches_and_restores_them_as_torchs(names, flash_before):
     for lib in (plugrad, torch):
-        lib.backends.cuda.enable_math_sdp(False)
-        lib.backends.cuda.enable_flash_sdp(False)
-    with pytest.raises(RuntimeError):
-        torch.nn.functional.scaled_dot_product_attention(q, q, q)
-    ours = plugrad.tensor(q.numpy())
-    result = plugrad.nn.functional.scaled_dot_product_attention(ours, ours, ours)
-    plugrad.testing.assert_close(result, plugrad.tensor(expected.numpy()))
+        lib.backends.cuda.enable_flash_sdp(flash_before)
+    before = _sdp(torch)
+    with _kernel(plugrad, names), _kernel(torch, names):
+        assert _sdp(plugrad) == _sdp(torch)
+    assert _sdp(plugrad) == _sdp(torch) == before
+
+
+def test_inside_a_math_block_flash_is_disabled_as_in_torch():
+    for lib in (plugrad, torch):
+        with lib.nn.attention.sdpa_kernel(lib.nn.attention.SDPBackend.MATH):
+            assert lib.backends.cuda.flash_sdp_enabled() is False
+            assert lib.backends.cuda.math_sdp_enabled() is True
+        assert lib.backends.cuda.flash_sdp_enabled() is True
+
+
+def test_switches_set_inside_blocks_are_undone_on_leaving_and_blocks_nest_as_in_torch():
+    seen: dict[object, list[dict[str, object]]] = {}
+    for lib in (plugrad, torch):
+        steps = seen[lib] = []
+        lib.backends.cuda.enable_cudnn_sdp(False)
+        with _kernel(lib, ["MATH", "FLASH_ATTENTION"]):
+            lib.backends.cuda.enable_mem_efficient_sdp(True)
+            lib.backends.cuda.enable_math_sdp(False)
+            steps.append(_sdp(lib))
+            with _kernel(lib, ["CUDNN_ATTENTION"]):
+                lib.backends.cuda.enable_flash_sdp(True)
+                steps.append(_sdp(lib))
+            steps.append(_sdp(lib))
+        steps.append(_sdp(lib))
+    assert seen[plugrad] == seen[torch]
+    assert seen[plugrad][-1] == {"flash": True, "mem_efficient": True, "math": True, "cudnn": False}
+
+
+def _attend(lib, query, key, value, **options):
+    """``lib``'s attention of the arrays, or the RuntimeError it raised."""
+    as_tensor = plugrad.tensor if lib is plugrad else torch.from_numpy
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # PyTorch's why-not-flash warnings
+            return lib.nn.functional.scaled_dot_product_attention(
+                as_tensor(query), as_tensor(key), as_tensor(value), **options
+            )
+    except RuntimeError as error:
+        return error
+
+
+RNG = np.random.default_rng(5)
+Q4 = RNG.standard_normal((2, 3, 4, 8))
+CALLS = {
+    "4-d": (Q4, Q4, Q4, {}),
+    "3-d": (Q4[0], Q4[0], Q4[0], {}),
+    "dropout": (Q4, Q4, Q4, {"dropout_p": 0.5}),
+    "causal": (Q4, Q4, Q4, {"is_causal": True}),
+    "grouped heads": (RNG.standard_normal((2, 6, 4, 8)), Q4, Q4, {"enable_gqa": True}),
+}
+
+
+@pytest.mark.parametrize("call", list(CALLS))
+@pytest.mark.parametrize(
+    "off", [(), ("math",), ("math", "flash"), ("math", "mem_efficient", "cudnn"), ("flash",)]
+)
+def test_the_sdp_switches_decide_which_calls_raise_as_on_torchs_cpu(off, call):
+    for lib in (plugrad, torch):
+        for kind in off:
+            getattr(lib.backends.cuda, f"enable_{kind}_sdp")(False)
+    query, key, value, options = CALLS[call]
+    ours = _attend(plugrad, query, key, value, **options)
+    theirs = _attend(torch, query, key, value, **options)
+    if isinstance(theirs, RuntimeError):
+        assert isinstance(ours, InvalidArgumentError), ours
+        # the error names the kernels still enabled (PyTorch's fifth, OVERRIDEABLE, too)
+        names = {"flash": "FLASH_ATTENTION", "mem_efficient": "EFFICIENT_ATTENTION"}
+        names |= {"cudnn": "CUDNN_ATTENTION", "math": "MATH"}
+        enabled = {name for kind, name in names.items() if kind not in off} | {"OVERRIDEABLE"}
+        assert ", ".join(sorted(enabled)) in str(ours), ours
+        assert "SDPBackend.MATH" in str(ours)  # how to run it
+        return
+    assert not isinstance(ours, Exception), ours
+    if "dropout_p" not in options:  # (the libraries draw different dropout masks)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_math_enabled_again_runs_what_was_refused():
+    q = plugrad.ones(3, 4)
+    plugrad.backends.cuda.enable_math_sdp(False)
+    with pytest.raises(InvalidArgumentError, match="FLASH_ATTENTION"):
+        plugrad.nn.functional.scaled_dot_product_attention(q, q, q)  # 3-d: not flash's
+    with plugrad.nn.attention.sdpa_kernel(plugrad.nn.attention.SDPBackend.MATH):
+        plugrad.nn.functional.scaled_dot_product_attention(q, q, q)
+    with pytest.raises(InvalidArgumentError):
+        plugrad.nn.functional.scaled_dot_product_attention(q, q, q)  # restored: off again
+    plugrad.backends.cuda.enable_math_sdp(True)
+    plugrad.nn.functional.scaled_dot_product_attention(q, q, q)
+
+
+def test_the_switches_are_process_wide_as_torchs():
+    # PyTorch's flags are global: a block entered in one thread is seen in the others.
+    seen: dict[object, object] = {}
+    for lib in (plugrad, torch):
+        entered, leave = threading.Event(), threading.Event()
+
+        def worker(lib=lib, entered=entered, leave=leave) -> None:
+            with _kernel(lib, ["MATH"]):
+                entered.set()
+                leave.wait(10)
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        entered.wait(10)
+        seen[lib] = [_sdp(lib)]
+        leave.set()
+        thread.join()
+        seen[lib].append(_sdp(lib))
+    assert seen[plugrad] == seen[torch]
+    assert seen[plugrad][0]["flash"] is False
 
 
 def test_preferred_linalg_library_keeps_a_known_name() -> None:
