@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.backends._first_use import imported_on_first_use
 from plugrad.creation import dlpack_exportable
 from plugrad.errors import DeviceGraphError, InvalidArgumentError
 from plugrad.hookspecs import hookimpl
@@ -21,10 +22,7 @@ __all__ = ["CupyBackend", "plugrad_backends"]
 _DLPACK_CUDA = 2
 
 
-def _cupy() -> Any:
-    import cupy
-
-    return cupy
+_cupy = imported_on_first_use("cupy")
 
 
 class CupyRandom:

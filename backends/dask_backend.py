@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.backends._first_use import imported_on_first_use
 from plugrad.backends.numpy_backend import NumpyRandom
 from plugrad.creation import dlpack_exportable
 from plugrad.errors import IndexOutOfRangeError, LinAlgError
@@ -39,10 +40,7 @@ __all__ = [
 ]
 
 
-def _dask_array() -> Any:
-    import dask.array
-
-    return dask.array
+_dask_array = imported_on_first_use("dask.array")
 
 
 def _forget_thread_pools() -> None:

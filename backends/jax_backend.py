@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.backends._first_use import imported_on_first_use
 from plugrad.creation import dlpack_exportable
 from plugrad.hookspecs import hookimpl
 
@@ -35,10 +36,7 @@ _DLPACK_ROCM = 10
 _DLPACK_HOST = (_DLPACK_CPU, 3)  # plain and page-locked host memory
 
 
-def _jax() -> Any:
-    import jax
-
-    return jax
+_jax = imported_on_first_use("jax")
 
 
 class JaxRandom:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from plugrad.backend import Backend, missing_library
+from plugrad.backends._first_use import imported_on_first_use
 from plugrad.creation import dlpack_exportable
 from plugrad.errors import DtypeError
 from plugrad.hookspecs import hookimpl
@@ -25,10 +26,7 @@ _DLPACK_CPU = (1, 0)
 _DLPACK_CUDA = 2
 
 
-def _torch() -> Any:
-    import torch
-
-    return torch
+_torch = imported_on_first_use("torch")
 
 
 class TorchRandom:
@@ -213,24 +211,12 @@ class TorchBackend(Backend):
         return tuple(array.stride())
 
     def to_numpy(self, array: Any) -> np.ndarray:
-        array = array.detach()
-        if array.dtype is _torch().bfloat16:
-            return _bfloat16_numpy(array, shared=False)
-        if array.device.type != "cpu":
-            return array.cpu().numpy()
-        view = array.resolve_conj().resolve_neg().numpy().view()
-        view.flags.writeable = False  # writing through it would bypass autograd
-        return view
+        return _numpy(array, shared=False)
 
     def share_with_numpy(self, array: Any) -> np.ndarray:
         # PyTorch's own x.numpy(): writable, the tensor's memory on the CPU (it was a
         # read-only view, neither the shared array nor a copy)
-        array = array.detach()
-        if array.dtype is _torch().bfloat16:
-            return _bfloat16_numpy(array, shared=True)
-        if array.device.type != "cpu":
-            return array.cpu().numpy()
-        return array.resolve_conj().resolve_neg().numpy()
+        return _numpy(array, shared=True)
 
     def data_pointer(self, array: Any) -> int | None:
         return int(array.data_ptr())
@@ -269,6 +255,26 @@ def plugrad_backends() -> list[Backend]:
     return [TorchBackend()]
 
 
+def _numpy(array: Any, *, shared: bool) -> np.ndarray:
+    """A tensor's values as a NumPy array: on the CPU its memory (read-only unless
+    ``shared``), from any other device a copy."""
+    array = array.detach()
+    if array.dtype is _torch().bfloat16:
+        return _bfloat16_numpy(array, shared=shared)
+    if array.device.type != "cpu":
+        return array.cpu().numpy()
+    return _read_only_unless(shared, array.resolve_conj().resolve_neg().numpy())
+
+
+def _read_only_unless(shared: bool, host: np.ndarray) -> np.ndarray:
+    """``host`` itself where ``shared``, else a read-only view of it."""
+    if shared:
+        return host
+    view = host.view()
+    view.flags.writeable = False  # writing through it would bypass autograd
+    return view
+
+
 def _bfloat16_numpy(array: Any, *, shared: bool) -> np.ndarray:
     """A bfloat16 tensor's values as a NumPy array of ml_dtypes' bfloat16 (NumPy has no
     bfloat16, and PyTorch's own ``x.numpy()`` refuses one): its memory where ``shared``
@@ -284,7 +290,4 @@ def _bfloat16_numpy(array: Any, *, shared: bool) -> np.ndarray:
             ) from None
         return array.float().cpu().numpy()  # (item(), tolist(), printing: the same values)
     host = array.cpu().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    if not shared:
-        host = host.view()
-        host.flags.writeable = False  # writing through it would bypass autograd
-    return host
+    return _read_only_unless(shared, host)

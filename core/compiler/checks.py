@@ -12,12 +12,11 @@ names the first pass that broke it, and every tensor is left as it was.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
-from ..errors import CompileWarning, PluginOutputError
+from ..errors import PluginOutputError
 from ..tensor import Tensor
 from . import codegen
 from .plan import Plan
@@ -39,12 +38,12 @@ def first_replay_checked(
             return final(L, F)
         if reason is not None:
             state["checked"] = True
-            warnings.warn(
+            return codegen.replay_with_warning(
                 f"plugrad's checking mode cannot check the plan passes of this plan: {reason}",
-                CompileWarning,
-                stacklevel=3,
+                final,
+                L,
+                F,
             )
-            return final(L, F)
         tensors = _touched(L, F)
         before = [_snapshot(t) for t in tensors]
         runs = []

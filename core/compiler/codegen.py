@@ -6,13 +6,14 @@ import math
 import operator
 import re
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from .. import checking as _checking
 from .. import floating_point_warnings as _floating_point_warnings
-from ..errors import CompileError, InvalidArgumentError
+from ..errors import CompileError, CompileWarning, InvalidArgumentError
 from ..grad_mode import _state as _grad_state
 from ..tensor import Tensor, _wrap
 from .plan import Name, Plan, Ref, Step, saved_across_yield, yield_index
@@ -28,6 +29,14 @@ class _Miss:
 
 
 MISS = _Miss()
+
+
+def replay_with_warning(message: str, replay: Callable[..., Any], L: Any, F: Any) -> Any:
+    """``replay(L, F)`` after a :class:`~plugrad.errors.CompileWarning` ``message``: how a
+    replay falls back to a plainer one. The replay calls it; the warning points where the
+    replay's caller was called (``stacklevel=3`` of the replay itself)."""
+    warnings.warn(message, CompileWarning, stacklevel=4)
+    return replay(L, F)
 
 
 #: What a plan's guard checks of each free tensor it reads (a ``Device`` is one object per

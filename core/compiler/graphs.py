@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import CompileError, CompileWarning, DeviceGraphError
+from ..errors import CompileError, DeviceGraphError
 from ..tensor import Tensor, _wrap, tensors_in
 from . import codegen, passes
 from .plan import Plan, Ref
@@ -129,12 +128,12 @@ def graphed(
                 graph = recorded["graph"] = _Graph(replay, record, L, F, list(grads))
             except DeviceGraphError as error:
                 recorded["unrecordable"] = True
-                warnings.warn(
+                return codegen.replay_with_warning(
                     f"plugrad.compile: a plan replays without a device graph: {error}",
-                    CompileWarning,
-                    stacklevel=3,
+                    replay,
+                    L,
+                    F,
                 )
-                return replay(L, F)
         else:
             for tensor, static in zip(L, graph.static_inputs):
                 static._array[...] = tensor._array

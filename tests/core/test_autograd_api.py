@@ -258,14 +258,9 @@ def test_gradcheck_catches_wrong_gradients() -> None:
     assert not plugrad.autograd.gradcheck(WrongGradient.apply, (x,), raise_exception=False)
 
 
-class _NaNGradient(plugrad.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return plugrad.where(g == 0, g, g * math.nan)
+_NaNGradient = identity_with_backward(
+    "_NaNGradient", lambda ctx, g: plugrad.where(g == 0, g, g * math.nan)
+)
 
 
 class _HalfLog(plugrad.autograd.Function):
@@ -282,14 +277,9 @@ class _HalfLog(plugrad.autograd.Function):
         return g / (2 * x)
 
 
-class _NoisyGradient(plugrad.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2 * (1 + 1e-9 * plugrad.randn(*g.shape, dtype=g.dtype))
+_NoisyGradient = identity_with_backward(
+    "_NoisyGradient", lambda ctx, g: g * (1 + 1e-9 * plugrad.randn(*g.shape, dtype=g.dtype))
+)
 
 
 @pytest.mark.parametrize(
@@ -529,16 +519,11 @@ def test_gradcheck_takes_pytorchs_options_and_refuses_unknown_ones() -> None:
         plugrad.autograd.gradcheck(lambda t: t, (x,), fastmode=True)
 
 
-class _WrongCube(plugrad.autograd.Function):
-    @staticmethod
-    def forward(ctx, t):
-        ctx.save_for_backward(t)
-        return t**3
-
+class _WrongCube(Cube):
     @staticmethod
     def backward(ctx, g):
         (t,) = ctx.saved_tensors
-        return 2 * t * t * g
+        return 2 * t * t * g  # should be 3
 
 
 def _wrong_cube(t):

@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 import pytest
-from functions import Exp, Square
+from functions import Exp, Square, identity_with_backward
 
 import plugrad
 from plugrad.errors import FunctionBackwardError, GraphFreedError, InPlaceModificationError
@@ -156,14 +156,9 @@ def test_wrong_gradient_shape_names_the_function() -> None:
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_a_complex_gradient_for_a_real_argument_is_refused(create_graph: bool) -> None:
     # It was cast to the argument's real dtype: the imaginary part dropped without a word.
-    class ComplexGradient(plugrad.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g.to(plugrad.complex64) * (1 + 1j)
+    ComplexGradient = identity_with_backward(
+        "ComplexGradient", lambda ctx, g: g.to(plugrad.complex64) * (1 + 1j)
+    )
 
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(
@@ -448,21 +443,17 @@ def test_a_hooks_replacement_gradient_never_becomes_grad_by_reference() -> None:
 
 def test_a_gradient_of_another_dtype_is_cast_to_the_inputs_with_create_graph_too() -> None:
     # Cast without create_graph only: x.grad of a float32 x came out float64.
-    class Twice(plugrad.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return (g * 2).to(plugrad.float64)
+    # (doubled: the gradients checked below are backward's)
+    Float64Gradient = identity_with_backward(
+        "Float64Gradient", lambda ctx, g: (g * 2).to(plugrad.float64)
+    )
 
     for create_graph in (False, True):
         x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-        Twice.apply(x).sum().backward(create_graph=create_graph)
+        Float64Gradient.apply(x).sum().backward(create_graph=create_graph)
         assert x.grad.dtype == plugrad.float32 and x.grad.tolist() == [2.0, 2.0]
     x = plugrad.tensor([1.0, 2.0], requires_grad=True)
-    (found,) = plugrad.autograd.grad(Twice.apply(x).sum(), x, create_graph=True)
+    (found,) = plugrad.autograd.grad(Float64Gradient.apply(x).sum(), x, create_graph=True)
     assert found.dtype == plugrad.float32
 
 
@@ -537,14 +528,8 @@ def test_a_gradient_of_the_broadcast_shape_is_summed_back_to_the_arguments() -> 
     assert gw.tolist() == [9.0, 12.0]
 
 
-class _WrongShape(plugrad.Function):
-    @staticmethod
-    def forward(ctx, w):
-        return w * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return plugrad.ones(3, 3)  # not w's shape, nor one w broadcasts to
+# Its gradient is not w's shape, nor one w broadcasts to.
+_WrongShape = identity_with_backward("_WrongShape", lambda ctx, g: plugrad.ones(3, 3))
 
 
 def test_a_gradient_of_a_shape_the_argument_does_not_broadcast_to_is_refused() -> None:

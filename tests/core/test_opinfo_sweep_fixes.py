@@ -143,14 +143,20 @@ def test_put_of_an_element_into_an_empty_tensor_is_refused() -> None:
 # -- squeeze of a 0-d tensor on every backend ------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["numpy", "torch", "jax", "dask", "array_api_strict"])
-def test_squeeze_of_a_0d_tensor_on_every_backend(name: str) -> None:
+@pytest.fixture(params=["numpy", "torch", "jax", "dask", "array_api_strict"])
+def installed_backend(request: pytest.FixtureRequest) -> str:
+    """Each backend's name; the test is skipped where its library is not installed."""
+    name = request.param
     try:
         registry.resolve_device(name)
     except BackendError:
         pytest.skip(f"{name} is not installed")
+    return name
+
+
+def test_squeeze_of_a_0d_tensor_on_every_backend(installed_backend: str) -> None:
     t = torch.tensor(2.0)
-    with plugrad.use_backend(name):
+    with plugrad.use_backend(installed_backend):
         x = plugrad.tensor(2.0, requires_grad=True)
         for axis in (0, -1, (0,), [0], ()):
             expected = torch.squeeze(t, axis)
@@ -166,13 +172,8 @@ def test_squeeze_of_a_0d_tensor_on_every_backend(name: str) -> None:
                 plugrad.squeeze(x, axis)
 
 
-@pytest.mark.parametrize("name", ["numpy", "torch", "jax", "dask", "array_api_strict"])
-def test_squeeze_of_an_axis_out_of_range_names_it(name: str) -> None:
-    try:
-        registry.resolve_device(name)
-    except BackendError:
-        pytest.skip(f"{name} is not installed")
-    with plugrad.use_backend(name):
+def test_squeeze_of_an_axis_out_of_range_names_it(installed_backend: str) -> None:
+    with plugrad.use_backend(installed_backend):
         x = plugrad.ones(1, 3)
         # (PyTorch's and Dask's kernels said "tuple index out of range")
         with pytest.raises(AxisError, match=r"dim 2 is out of range .* give one in \[-2, 1\]"):
