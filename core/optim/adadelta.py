@@ -9,7 +9,7 @@ from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_number, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import gradients_to_descend
+from .updates import decay_and_add_, gradients_to_descend
 
 __all__ = ["Adadelta"]
 
@@ -113,16 +113,10 @@ class Adadelta(Optimizer):
         for param, array, g in gradients_to_descend(group):
             xp = param._device.xp
             entry = state[param]
-            square_avg, acc_delta = entry["square_avg"], entry["acc_delta"]
-            v = square_avg._array
-            v *= rho
-            v += (1 - rho) * g * g
-            square_avg._array = v
-            u = acc_delta._array
-            delta = xp.sqrt(u + eps) / xp.sqrt(v + eps) * g
-            u *= rho
-            u += (1 - rho) * delta * delta
-            acc_delta._array = u
+            v = decay_and_add_(entry["square_avg"], rho, (1 - rho) * g * g)
+            acc_delta = entry["acc_delta"]
+            delta = xp.sqrt(acc_delta._array + eps) / xp.sqrt(v + eps) * g
+            decay_and_add_(acc_delta, rho, (1 - rho) * delta * delta)
             array -= lr * delta
             param._array = array  # the same object, unless the backend's arrays are immutable
             param._bump_version()

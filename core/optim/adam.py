@@ -7,7 +7,7 @@ from typing import Any
 
 from .moments import BetasOptimizer
 from .optimizer import ParamsT, fill_parameter_docs
-from .updates import gradients_to_descend, overwrite
+from .updates import decay_and_add_, gradients_to_descend, overwrite
 
 __all__ = ["Adam", "AdamW"]
 
@@ -137,20 +137,12 @@ class Adam(BetasOptimizer):
 
             # One work array per parameter and step, reused for each intermediate value.
             work = g * first
-            exp_avg = entry["exp_avg"]
-            m = exp_avg._array
-            m *= beta1
-            m += work
-            exp_avg._array = m
+            m = decay_and_add_(entry["exp_avg"], beta1, work)
 
             work = overwrite(xp, work, g)
             work *= g
             work *= second
-            exp_avg_sq = entry["exp_avg_sq"]
-            v = exp_avg_sq._array
-            v *= beta2
-            v += work
-            exp_avg_sq._array = v
+            v = decay_and_add_(entry["exp_avg_sq"], beta2, work)
 
             if amsgrad:
                 peak = entry["max_exp_avg_sq"]

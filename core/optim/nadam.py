@@ -7,7 +7,7 @@ from typing import Any
 from ..tensor import Tensor
 from .moments import LerpedMomentOptimizer
 from .optimizer import ParamsT, fill_parameter_docs
-from .updates import as_scalar_state, gradients_to_descend, lerp_, lerp_rounding
+from .updates import as_scalar_state, decay_and_add_, gradients_to_descend, lerp_, lerp_rounding
 
 __all__ = ["NAdam", "RAdam"]
 
@@ -58,10 +58,7 @@ class _AdamVariant(LerpedMomentOptimizer):
             entry = state[param]
             exp_avg, exp_avg_sq = entry["exp_avg"], entry["exp_avg_sq"]
             m = exp_avg._array = lerp_(xp, exp_avg._array, g, first, rest, small)
-            v = exp_avg_sq._array
-            v *= beta2
-            v += second * g * g
-            exp_avg_sq._array = v
+            v = decay_and_add_(exp_avg_sq, beta2, second * g * g)
             yield param, mine, xp, array, g, m, v
 
 

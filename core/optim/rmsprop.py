@@ -8,7 +8,7 @@ from typing import Any
 from ..tensor import Tensor
 from .checks import check_compatibility_flags, check_options, check_state
 from .optimizer import Optimizer, ParamsT, fill_parameter_docs
-from .updates import gradients_to_descend
+from .updates import decay_and_add_, gradients_to_descend
 
 __all__ = ["RMSprop"]
 
@@ -122,26 +122,14 @@ class RMSprop(Optimizer):
         for param, array, g in gradients_to_descend(group):
             xp = param._device.xp
             entry = self.state[param]
-            square_avg = entry["square_avg"]
-            v = square_avg._array
-            v *= alpha
-            v += (1 - alpha) * (g * g)
-            square_avg._array = v
+            v = decay_and_add_(entry["square_avg"], alpha, (1 - alpha) * (g * g))
             if group["centered"]:
-                grad_avg = entry["grad_avg"]
-                m = grad_avg._array
-                m *= alpha
-                m += (1 - alpha) * g
-                grad_avg._array = m
+                m = decay_and_add_(entry["grad_avg"], alpha, (1 - alpha) * g)
                 denominator = xp.sqrt(v - m * m) + eps
             else:
                 denominator = xp.sqrt(v) + eps
             if uses_momentum:
-                buffer = entry["momentum_buffer"]
-                b = buffer._array
-                b *= momentum
-                b += g / denominator
-                buffer._array = b
+                b = decay_and_add_(entry["momentum_buffer"], momentum, g / denominator)
                 array -= lr * b
             else:
                 array -= lr * (g / denominator)

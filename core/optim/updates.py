@@ -16,6 +16,7 @@ from ..tensor import Tensor, _wrap
 __all__ = [
     "as_scalar_state",
     "complex_from_pairs",
+    "decay_and_add_",
     "full_state",
     "gradients_to_descend",
     "is_complex",
@@ -69,6 +70,19 @@ def overwrite(xp: Any, buffer: Any, values: Any) -> Any:
         # NOTE: not `values` itself: in-place operators on it would change the caller's array.
         return xp.asarray(values, copy=True)
     return buffer
+
+
+def decay_and_add_(tensor: Tensor, decay: float, addend: Any) -> Any:
+    """Multiply ``tensor``'s array by ``decay`` and add ``addend``: a running average's update.
+
+    In place where the library's arrays allow it (``tensor`` gets the new
+    array where they do not); returns the updated array.
+    """
+    values = tensor._array
+    values *= decay
+    values += addend
+    tensor._array = values
+    return values
 
 
 def state_tensor(param: Tensor, array: Any) -> Tensor:

@@ -729,16 +729,27 @@ def test_radam_with_eps_0_leaves_parameters_that_got_no_gradient_as_they_were() 
     assert found[0][-1][1] == 1.0
 
 
+def _torch_lbfgs_after_a_step(torch: Any) -> tuple[Any, Any, Any]:
+    """PyTorch's LBFGS on ``(w**4 + w**2).sum()`` after one step: ``w``, it, and its closure."""
+    w = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    theirs = torch.optim.LBFGS([w], max_iter=3)
+    closure = closure_of(theirs, lambda: (w**4 + w**2).sum())
+    theirs.step(closure)
+    return w, theirs, closure
+
+
+def _assert_lbfgs_steps_alike(w: Any, theirs: Any, closure: Any, p: Any, ours: Any) -> None:
+    """Step PyTorch's LBFGS (on ``w``) and ours (on ``p``) once more: the parameters agree."""
+    theirs.step(closure)
+    ours.step(closure_of(ours, lambda: (p**4 + p**2).sum()))
+    np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)
+
+
 def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_alike() -> None:
     # PyTorch's state holds "al", a scratch list with None where unset: loading raised a
     # TypeError from float(None).
     torch = pytest.importorskip("torch")
-    w = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
-    theirs = torch.optim.LBFGS([w], max_iter=3)
-
-    closure = closure_of(theirs, lambda: (w**4 + w**2).sum())
-
-    theirs.step(closure)
+    w, theirs, closure = _torch_lbfgs_after_a_step(torch)
     saved = theirs.state_dict()
     assert None in saved["state"][0]["al"]
 
@@ -751,20 +762,14 @@ def test_lbfgs_loads_pytorchs_state_dict_with_its_scratch_list_and_continues_ali
     ours = optim.LBFGS([p], max_iter=3)
     state = {0: {key: ours_of(value) for key, value in saved["state"][0].items()}}
     ours.load_state_dict({"state": state, "param_groups": saved["param_groups"]})
-
-    theirs.step(closure)
-    ours.step(closure_of(ours, lambda: (p**4 + p**2).sum()))
-    np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)
+    _assert_lbfgs_steps_alike(w, theirs, closure, p, ours)
 
 
 def test_lbfgs_loads_pytorchs_state_dict_as_it_is_and_continues_alike() -> None:
     # The torch tensors in the lists (old_dirs, old_stps, ro, al) were not converted, as
     # those at the top were: "LBFGS state 'old_dirs' must hold Tensors, got Tensor".
     torch = pytest.importorskip("torch")
-    w = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
-    theirs = torch.optim.LBFGS([w], max_iter=3)
-    closure = closure_of(theirs, lambda: (w**4 + w**2).sum())
-    theirs.step(closure)
+    w, theirs, closure = _torch_lbfgs_after_a_step(torch)
     assert isinstance(theirs.state_dict()["state"][0]["old_dirs"][0], torch.Tensor)
 
     p = plugrad.tensor(w.detach().numpy(), requires_grad=True)
@@ -775,9 +780,7 @@ def test_lbfgs_loads_pytorchs_state_dict_as_it_is_and_continues_alike() -> None:
     history[0].numpy()[...] = 0  # a copy: the dict's tensors are not written by our steps
     assert theirs.state_dict()["state"][0]["old_dirs"][0].abs().sum() > 0
     ours.load_state_dict(theirs.state_dict())
-    theirs.step(closure)
-    ours.step(closure_of(ours, lambda: (p**4 + p**2).sum()))
-    np.testing.assert_allclose(p.detach().numpy(), w.detach().numpy(), rtol=1e-12)
+    _assert_lbfgs_steps_alike(w, theirs, closure, p, ours)
 
 
 def test_lbfgs_names_the_type_of_a_history_entry_that_is_no_array() -> None:
