@@ -9,9 +9,11 @@ polynomials have their exact values. The Chebyshev polynomials of degree above
 6 are their trigonometric forms for ``|x| < 1`` (``T_n(cos t) = cos(nt)``, ...),
 as PyTorch's, and above 64 their hyperbolic ones for ``|x| > 1``, so that their
 cost does not grow with ``n``; the others take ``max(n)`` steps of array
-arithmetic. The running values are rescaled by powers of two as they grow, so
-that a value beyond the dtype's range is infinite with its sign (so at ``x =
-+-inf`` too), where PyTorch's recurrence gives NaN.
+arithmetic, up to degree 100000 (a higher one where the recurrence would run
+is a :class:`~plugrad.errors.NotSupportedError`). The running values are
+rescaled by powers of two as they grow, so that a value beyond the dtype's
+range is infinite with its sign (so at ``x = +-inf`` too), where PyTorch's
+recurrence gives NaN.
 
 Not differentiable, as PyTorch's: the result does not require grad.
 
@@ -33,14 +35,16 @@ from typing import Any
 
 from . import dtypes as _dtypes
 from . import ops as _ops
-from .creation import ones_like, zeros_like
+from .creation import zeros_like
 from .dtype_functions import broadcast_shapes, finfo
+from .errors import NotSupportedError
 from .grad_mode import no_grad
 from .inplace import takes_out
+from .lazy import settle
 from .pytorch_names import lgamma
 from .pytorch_tensor_methods import ldexp
 from .special_arguments import as_tensor_like, common_float_dtype, narrowed, widened
-from .tensor import Tensor
+from .tensor import Tensor, _wrap
 
 __all__ = [
     "chebyshev_polynomial_t",
@@ -61,16 +65,20 @@ _LN2 = math.log(2)
 #: Chebyshev polynomials of degree above these are in closed form, within and beyond [-1, 1].
 _TRIGONOMETRIC_FROM = 6
 _HYPERBOLIC_FROM = 64
+#: The highest degree the others' recurrence runs to: a step is a dozen array operations from
+#: Python, some microseconds each, so that this many take a second or two (NumPy, 100 elements).
+_MAX_DEGREE = 100_000
 
 
 @dataclass(frozen=True)
 class _Family:
-    """A family: ``p_0 = 1``, ``p_1 = first(x)``, ``p_(k+1) = step(k, x, p_k, p_(k-1))``;
+    """A family: ``p_0 = 1``, ``p_1 = first(x)``, ``p_(k+1) = step(k, x, p_k, p_(k-1))`` (on
+    the backend's arrays, with their operators alone);
     its leading coefficient ``c_n`` as ``log |c_n|`` and sign; and, for Chebyshev's,
     ``closed(x, n)``: ``(where, value)`` for the elements whose value is in closed form."""
 
     first: Callable[[Tensor], Tensor]
-    step: Callable[[int, Tensor, Tensor, Tensor], Tensor]
+    step: Callable[[int, Any, Any, Any], Any]
     log_leading: Callable[[Tensor], Tensor]
     leading_sign: Callable[[Tensor], Tensor | float] = lambda n: 1.0
     closed: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]] | None = None
@@ -86,32 +94,50 @@ def _max_exponent(dtype: _dtypes.DType) -> int:
     return math.frexp(finfo(dtype).max)[1]
 
 
-def _recurrence(family: _Family, x: Tensor, n: Tensor) -> Tensor:
+def _recurrence(function: str, family: _Family, x: Tensor, n: Tensor) -> Tensor:
     """``p_n(x)`` for each element at its own ``n >= 0`` (``|x|`` at most ``2**(m/4)``, the
     dtype overflowing at ``2**m``).
 
     The two running values are divided by ``2**(m/2)`` whenever they pass it (exactly),
     and the divisions counted, so that nothing overflows on the way and a value beyond
-    the dtype comes out infinite.
+    the dtype comes out infinite. The loop runs on the backend's arrays: ``max(n)`` steps
+    of Tensor operations would cost their dispatch each.
     """
     bits = _max_exponent(x.dtype) // 2
     scale = 2.0**bits
     steps = int(float(_ops.max(n))) if math.prod(n.shape) else 0
+    if steps > _MAX_DEGREE:
+        raise NotSupportedError(
+            f"special.{function}: degree {steps} is above {_MAX_DEGREE}, the highest its "
+            "recurrence runs to (a step per degree, each a dozen array operations); use "
+            f"degrees of at most {_MAX_DEGREE}, and evaluate the elements of higher degree "
+            "apart, another way (an asymptotic expansion)"
+        )
     first = family.first(x)
     result = _ops.where(n == 0, 1.0, _ops.where(n == 1, first, 0.0))
-    times, result_times = zeros_like(x), zeros_like(x)
-    previous, current = ones_like(x), first
-    shrink = ones_like(x) / scale  # (a tensor: a Python number alone would be float32 in where)
+    device = x._device
+    xp, backend = device.xp, device.backend
+    xa, na, result_a = x._array, n._array, result._array
+    one = xp.ones_like(xa)
+    zero, shrink = xp.zeros_like(xa), one / scale
+    times = result_times = zero
+    previous, current = one, first._array
+    # the steps before the lowest degree above 1 have no element to give their value to
+    lowest = int(float(_ops.min(_ops.where(n > 1, n, math.inf)))) if steps > 1 else steps
     for k in range(1, steps):
-        previous, current = current, family.step(k, x, current, previous)
-        large = _ops.abs(current) > scale
-        factor = _ops.where(large, shrink, 1.0)
+        previous, current = current, family.step(k, xa, current, previous)
+        large = xp.abs(current) > scale
+        factor = xp.where(large, shrink, one)
         previous, current = previous * factor, current * factor
-        times = times + _ops.where(large, 1.0, 0.0)
-        reached = n == k + 1
-        result = _ops.where(reached, current, result)
-        result_times = _ops.where(reached, times, result_times)
-    exponent = bits * result_times
+        times = times + xp.where(large, one, zero)
+        if k + 1 >= lowest:
+            reached = na == k + 1
+            result_a = xp.where(reached, current, result_a)
+            result_times = xp.where(reached, times, result_times)
+        if backend.lazy:  # as plugrad's kernels do: a graph that only grows costs ever more
+            settle(backend, (previous, current, times, result_a, result_times))
+    result = _wrap(result_a, device, False, None)
+    exponent = bits * _wrap(result_times, device, False, None)
     log2_size = _ops.log2(_ops.where(result == 0, 1.0, _ops.abs(result))) + exponent
     overflows = (log2_size >= _max_exponent(x.dtype)) & (result != 0)
     infinite = _ops.where(result > 0, math.inf, -math.inf)
@@ -156,7 +182,7 @@ def _evaluate(function: str, family: _Family, x: Any, n: Any, shifted: bool = Fa
         else:
             known, known_value = family.closed(xs, n)
         recurring = valid & ~huge & ~nan & ~known
-        value = _recurrence(family, xs, _ops.where(recurring, n, 0.0))
+        value = _recurrence(function, family, xs, _ops.where(recurring, n, 0.0))
         value = _ops.where(known, known_value, value)
         far = _leading_term(family, _ops.where(huge, xw, 2.0 ** (_max_exponent(xw.dtype) // 4)), n)
         value = _ops.where(huge, far, value)
@@ -235,7 +261,7 @@ def _chebyshev_closed(kind: str) -> Callable[[Tensor, Tensor], tuple[Tensor, Ten
     return closed
 
 
-def _chebyshev_step(k: int, x: Tensor, p: Tensor, q: Tensor) -> Tensor:
+def _chebyshev_step(k: int, x: Any, p: Any, q: Any) -> Any:
     return 2 * x * p - q
 
 
