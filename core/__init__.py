@@ -62,7 +62,16 @@ from . import pytorch_toplevel_utils as _pytorch_toplevel_utils
 from . import short_time_fourier as _short_time_fourier
 from . import view_scatter as _view_scatter
 from . import windows as _windows
-from .amp import autocast, is_autocast_enabled
+from .amp import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .compiler import compile
 from .count_draws import *  # noqa: F403  (its __all__ is part of ours)
@@ -327,6 +336,12 @@ __all__ = [
     "optim",
     "amp",
     "autocast",
+    "clear_autocast_cache",
+    "get_autocast_dtype",
+    "is_autocast_cache_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
     "is_autocast_enabled",
     "printoptions",
     "rand",

@@ -6,21 +6,23 @@ step whose gradients hold an inf or NaN is skipped and the scale halved, and the
 scale doubles after ``growth_interval`` steps without one. It guards float16
 training (``model.half()``) and is harmless in float32.
 
-``autocast`` runs each op in a lower precision where PyTorch's does; plugrad
-computes every op in its inputs' dtype, so only ``autocast(..., enabled=False)``
-is taken (the usual ``enabled=use_amp`` of scripts that run without it); an enabled
-autocast is refused with what to do instead.
+``autocast`` runs the ops of PyTorch's autocast lists in a lower precision (or
+float32) inside a region, as PyTorch's (see :class:`autocast` and
+:mod:`plugrad.autocast_mode`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from . import autocast_mode as _autocast_mode
 from . import dtypes as _dtypes
 from . import ops as _ops
+from .devices import is_available as _cuda_is_available
 from .errors import (
     ArgumentError,
     CallOrderError,
@@ -28,6 +30,7 @@ from .errors import (
     MissingStateError,
     NotSupportedError,
     StateDictError,
+    checked_bool,
 )
 from .grad_mode import no_grad
 from .tensor import Tensor
@@ -37,8 +40,14 @@ __all__ = [
     "autocast",
     "custom_bwd",
     "custom_fwd",
+    "clear_autocast_cache",
+    "get_autocast_dtype",
     "is_autocast_available",
+    "is_autocast_cache_enabled",
     "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
 ]
 
 
@@ -46,15 +55,32 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class autocast:
-    """PyTorch's ``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``;
-    taken only with ``enabled=False`` (see the module's note). A context manager and a
-    decorator.
+    """Run the ops of a region in a lower precision where PyTorch's autocast does:
+    ``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``.
+
+    Inside an enabled region, the ops of PyTorch's lists for ``device_type``
+    (``"cpu"`` or ``"cuda"``) cast their floating-point tensor arguments (not
+    float64 ones): matrix products, linear layers and convolutions to ``dtype``
+    (by default bfloat16 on the CPU, float16 on CUDA), losses, linear algebra
+    and FFTs to float32, ``cat``/``stack`` to the widest of their inputs. Every
+    other op runs in its inputs' dtype. The casts are differentiable, so
+    float32 parameters get float32 gradients; a parameter's cast is made once
+    per outermost region (``cache_enabled``). See :mod:`plugrad.autocast_mode`
+    for the lists.
+
+    As PyTorch's, a dtype the device type's autocast does not take (the CPU
+    takes bfloat16 and float16) or a CUDA region without a CUDA device warns
+    and leaves autocast off. bfloat16 is stored by the torch and JAX backends:
+    on NumPy, use ``dtype=plugrad.float16``. A context manager and a decorator;
+    the state is per thread.
 
     Examples
     --------
     >>> import plugrad
-    >>> with plugrad.autocast("cpu", enabled=False):
-    ...     y = plugrad.ones(2) * 2
+    >>> a = plugrad.ones((2, 2))
+    >>> with plugrad.autocast("cpu", dtype=plugrad.float16):
+    ...     (a @ a).dtype, (a + a).dtype
+    (plugrad.float16, plugrad.float32)
     """
 
     def __init__(
@@ -68,59 +94,144 @@ class autocast:
             raise ArgumentError(
                 f"autocast() takes a device type such as 'cpu', got {device_type!r}"
             )
-        if enabled:
+        device_type = _device_type_checked("autocast", device_type).partition(":")[0]
+        enabled = checked_bool("autocast(): enabled", enabled)
+        if enabled and device_type not in _AUTOCAST_DTYPES:
             raise NotSupportedError(
-                "autocast(enabled=True): plugrad computes every op in its inputs' dtype and "
-                "casts nothing on its own; convert the model and its inputs instead "
-                "(model.half(), x.half(), with a GradScaler), or pass enabled=False"
+                f"autocast(): plugrad's autocast covers the device types 'cpu' and 'cuda', "
+                f"not {device_type!r}"
             )
-        self.device_type, self.dtype, self.enabled = device_type, dtype, False
+        if dtype is None:
+            dtype = _autocast_mode.default_dtype(device_type)
+        elif not isinstance(dtype, _dtypes.DType):
+            raise ArgumentError(f"autocast(): dtype must be a plugrad dtype, got {dtype!r}")
+        if enabled and dtype not in _AUTOCAST_DTYPES[device_type]:
+            warnings.warn(
+                f"autocast({device_type!r}, dtype={dtype}): {device_type} autocast takes "
+                f"{' and '.join(map(str, _AUTOCAST_DTYPES[device_type]))}; autocast is left off",
+                UserWarning,
+                stacklevel=2,
+            )
+            enabled = False
+        if enabled and device_type == "cuda" and not _cuda_is_available():
+            warnings.warn(
+                "autocast('cuda'): no CUDA device is available; autocast is left off",
+                UserWarning,
+                stacklevel=2,
+            )
+            enabled = False
+        if cache_enabled is None:
+            cache_enabled = _autocast_mode.cache_enabled()
+        self.device_type, self.fast_dtype, self.enabled = device_type, dtype, enabled
         self.device = device_type  # (PyTorch's attribute, beside device_type)
+        self._cache_enabled = bool(cache_enabled)
+        self._region = _autocast_mode.region(device_type, dtype, enabled, self._cache_enabled)
+
+    @property
+    def dtype(self) -> _dtypes.DType:
+        return self.fast_dtype
 
     def __enter__(self) -> autocast:
+        self._region.__enter__()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        return None
+        self._region.__exit__()
 
     def __call__(self, function: F) -> F:
-        return function  # a disabled autocast changes nothing around a call
+        @functools.wraps(function)
+        def in_region(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return function(*args, **kwargs)
+
+        return in_region  # type: ignore[return-value]
+
+
+#: The dtypes each device type's autocast takes (PyTorch's).
+_AUTOCAST_DTYPES = {
+    "cpu": (_dtypes.bfloat16, _dtypes.float16),
+    "cuda": (_dtypes.float16, _dtypes.bfloat16),
+}
+
+
+def _checked_autocast_device(function: str, device_type: Any) -> str:
+    _device_type_checked(function, device_type)
+    return device_type.partition(":")[0]
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Whether an autocast region is active: never, as only a disabled one is taken.
+    """Whether autocast is enabled for ``device_type`` in this thread (without one: for
+    ``"cuda"``, as PyTorch's).
 
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.is_autocast_enabled(), plugrad.is_autocast_enabled("cpu")
-    (False, False)
+    >>> with plugrad.autocast("cpu", dtype=plugrad.float16):
+    ...     plugrad.is_autocast_enabled("cpu"), plugrad.is_autocast_enabled()
+    (True, False)
     """
-    if device_type is not None and not isinstance(device_type, str):
-        raise ArgumentError(
-            f"is_autocast_enabled() takes a device type such as 'cpu', got {device_type!r}"
-        )
-    return False
+    if device_type is None:
+        device_type = "cuda"
+    device_type = _checked_autocast_device("is_autocast_enabled", device_type)
+    return _autocast_mode.enabled_dtype(device_type) is not None
+
+
+def set_autocast_enabled(device_type: str, enabled: bool) -> None:
+    """Enable or disable autocast for ``device_type`` in this thread, outside a region
+    (PyTorch's low-level switch; :class:`autocast` is the usual way)."""
+    device_type = _checked_autocast_device("set_autocast_enabled", device_type)
+    _autocast_mode.set_enabled(
+        device_type, checked_bool("set_autocast_enabled(): enabled", enabled)
+    )
+
+
+def get_autocast_dtype(device_type: str) -> _dtypes.DType:
+    """The dtype autocast uses for ``device_type`` in this thread (bfloat16 for ``"cpu"``,
+    float16 for ``"cuda"`` unless set).
+
+    Examples
+    --------
+    >>> import plugrad
+    >>> plugrad.get_autocast_dtype("cpu")
+    plugrad.bfloat16
+    """
+    device_type = _checked_autocast_device("get_autocast_dtype", device_type)
+    return _autocast_mode.default_dtype(device_type)
+
+
+def set_autocast_dtype(device_type: str, dtype: _dtypes.DType) -> None:
+    """Set the dtype autocast uses for ``device_type`` in this thread."""
+    device_type = _checked_autocast_device("set_autocast_dtype", device_type)
+    if not isinstance(dtype, _dtypes.DType):
+        raise ArgumentError(f"set_autocast_dtype(): takes a plugrad dtype, got {dtype!r}")
+    _autocast_mode.set_default_dtype(device_type, dtype)
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast keeps one cast of each parameter per region (the default)."""
+    return _autocast_mode.cache_enabled()
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Whether autocast keeps one cast of each parameter per region, in this thread."""
+    _autocast_mode.set_cache_enabled(checked_bool("set_autocast_cache_enabled(): enabled", enabled))
+
+
+def clear_autocast_cache() -> None:
+    """Forget the casts of parameters autocast kept in this thread."""
+    _autocast_mode.clear_cache()
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether :class:`autocast` can be enabled for ``device_type`` (``"cpu"``, ``"cuda"``):
-    never, in plugrad.
-
-    PyTorch's answers True for the device types its autocast covers. plugrad
-    computes every op in its inputs' dtype and takes only a disabled autocast,
-    so it answers False for every device type: code that enables autocast only
-    where it is available (``enabled=is_autocast_available(device)``) runs
-    without it, in the model's own dtype.
+    """Whether :class:`autocast` covers ``device_type``: ``"cpu"`` and ``"cuda"``.
 
     Examples
     --------
     >>> import plugrad
-    >>> plugrad.amp.is_autocast_available("cpu")
-    False
+    >>> plugrad.amp.is_autocast_available("cpu"), plugrad.amp.is_autocast_available("mps")
+    (True, False)
     """
-    _device_type_checked("is_autocast_available", device_type)
-    return False
+    return _checked_autocast_device("is_autocast_available", device_type) in _AUTOCAST_DTYPES
 
 
 #: The device types PyTorch's amp functions know (a typo among them is an error there).
@@ -147,11 +258,11 @@ def custom_fwd(fwd: F | None = None, *, device_type: str, cast_inputs: Any = Non
     """Decorate a :class:`plugrad.autograd.Function`'s ``forward`` as PyTorch's
     ``torch.amp.custom_fwd(device_type=..., cast_inputs=...)``.
 
-    Under an enabled autocast PyTorch's runs ``forward`` with autocast off, its
-    floating-point tensor arguments cast to ``cast_inputs`` where that is given.
-    plugrad's autocast is never enabled (see :func:`is_autocast_available`), so
-    ``forward`` runs as it is, with its arguments as given: what PyTorch's does
-    outside autocast, ``cast_inputs`` included. Used bare or with arguments.
+    Under an enabled autocast for ``device_type``, with ``cast_inputs`` given,
+    ``forward`` runs with autocast off and its floating-point tensor arguments
+    of that device type (not float64 ones) cast to ``cast_inputs``; without it,
+    ``forward`` runs under the region's autocast. Outside autocast, ``forward``
+    runs as it is. Used bare or with arguments.
 
     Parameters
     ----------
@@ -192,21 +303,46 @@ def custom_fwd(fwd: F | None = None, *, device_type: str, cast_inputs: Any = Non
 
     @functools.wraps(fwd)
     def forward(*args: Any, **kwargs: Any) -> Any:
-        # PyTorch's notes on the context whether autocast ran the forward, for custom_bwd.
+        enabled = _autocast_mode.enabled_dtype(device_type) is not None
+        # Noted on the context, as PyTorch's, for custom_bwd: the autocast forward ran under.
         if args and _settable(args[0]):
-            args[0]._fwd_used_autocast = False
-            args[0]._dtype = None
-        return fwd(*args, **kwargs)
+            args[0]._fwd_used_autocast = enabled and cast_inputs is None
+            args[0]._dtype = _autocast_mode.default_dtype(device_type)
+        if cast_inputs is None or not enabled:
+            return fwd(*args, **kwargs)
+        with autocast(device_type, enabled=False):
+            return fwd(
+                *_cast_floating(args, device_type, cast_inputs),
+                **_cast_floating(kwargs, device_type, cast_inputs),
+            )
 
     return forward
+
+
+def _cast_floating(value: Any, device_type: str, dtype: _dtypes.DType) -> Any:
+    """``value`` with its floating-point tensors of ``device_type`` (not float64 ones) cast to
+    ``dtype``, also inside lists, tuples and dicts."""
+    if isinstance(value, Tensor):
+        eligible = (
+            value.dtype.kind == "real floating"
+            and _autocast_mode.device_type_of(value._device) == device_type
+            and value.dtype is not _dtypes.float64
+        )
+        return _ops.astype(value, dtype) if eligible else value
+    if isinstance(value, dict):
+        return {key: _cast_floating(item, device_type, dtype) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_floating(item, device_type, dtype) for item in value)
+    return value
 
 
 def custom_bwd(bwd: F | None = None, *, device_type: str) -> Any:
     """Decorate a :class:`plugrad.autograd.Function`'s ``backward`` as PyTorch's
     ``torch.amp.custom_bwd(device_type=...)``.
 
-    PyTorch's runs ``backward`` under the autocast state its :func:`custom_fwd`
-    forward ran under; plugrad's is always off, so ``backward`` runs as it is.
+    ``backward`` runs under the autocast state its :func:`custom_fwd` forward ran
+    under (enabled where the region's autocast was and no ``cast_inputs`` turned
+    it off), as PyTorch's.
 
     Examples
     --------
@@ -217,7 +353,18 @@ def custom_bwd(bwd: F | None = None, *, device_type: str) -> Any:
         return functools.partial(custom_bwd, device_type=device_type)
     if not callable(bwd):
         raise ArgumentError(f"custom_bwd() decorates a backward function, got {bwd!r}")
-    return bwd
+
+    @functools.wraps(bwd)
+    def backward(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0] if args else None
+        enabled = getattr(ctx, "_fwd_used_autocast", False)
+        if device_type not in _AUTOCAST_DTYPES:  # (a device type plugrad's autocast lacks)
+            return bwd(*args, **kwargs)
+        dtype = getattr(ctx, "_dtype", None) or _autocast_mode.default_dtype(device_type)
+        with autocast(device_type, dtype=dtype, enabled=enabled):
+            return bwd(*args, **kwargs)
+
+    return backward
 
 
 def _settable(ctx: Any) -> bool:

@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from . import autocast_mode as _autocast_mode
 from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops_module
@@ -401,6 +402,9 @@ def _adapted_function(
     call.__module__ = module
     call.__doc__ = adapter.__doc__ or op.doc
     call.__op__ = op  # type: ignore[attr-defined]
+    listed = alias if module == "plugrad" else f"{module.removeprefix('plugrad.')}.{alias}"
+    if _autocast_mode.is_listed(listed):  # (addmm: its addition in the lower precision too)
+        call = _autocast_mode.listed(listed)(call)
     call.__wrapped__ = adapter  # type: ignore[attr-defined]
     return call
 
@@ -423,6 +427,8 @@ def _adapted_method(op: RegisteredOp, method: str, adapter: Callable[..., Any]) 
     call.__module__ = "plugrad.Tensor"
     call.__doc__ = adapter.__doc__ or op.doc
     call.__op__ = op  # type: ignore[attr-defined]
+    if _autocast_mode.is_listed(method):  # as its function (x.addmm is addmm)
+        return _autocast_mode.listed(method)(call)
     return call
 
 
@@ -876,6 +882,7 @@ def _make_function(
         **defaults,
     }  # fmt: skip
     exec(compile(source, f"<plugrad op {op.name}>", "exec"), scope)
+    _autocast_mode.register_scope(op, scope)
     function = scope[op.name]
     function.__module__ = module
     function.__doc__ = op.doc

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 
+from . import autocast_mode as _autocast
 from . import complex_parts
 from . import dtypes as _dtypes
 from . import graph as _graph
@@ -78,6 +79,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     return _assembled(real, imag, _parts("complex", real, imag, "real imag"))
 
 
+@_autocast.listed("polar")
 @takes_out
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """Return the complex numbers of modulus ``abs`` and argument ``angle``:
@@ -94,6 +96,7 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
     return _assembled(abs * _ops.cos(angle), abs * _ops.sin(angle), dtype)
 
 
+@_autocast.listed("view_as_complex")
 def view_as_complex(input: Tensor) -> Tensor:
     """Read a real tensor whose last dimension holds ``(real, imag)`` pairs as complex
     numbers: shape ``(..., 2)`` to ``(...)``.

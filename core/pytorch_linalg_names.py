@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from . import autocast_mode as _autocast
 from . import creation as _creation
 from . import linalg as _linalg
 from . import ops as _ops
@@ -76,6 +77,7 @@ def det(input: Tensor) -> Tensor:
     return _linalg.det(_tensor("det", input))
 
 
+@_autocast.listed("trace")
 def trace(input: Tensor) -> Tensor:
     """PyTorch's ``torch.trace``: the sum of a matrix's main diagonal, in ``int64`` for
     unsigned and bool matrices (``linalg.trace``, the standard's, keeps ``uint64`` and
@@ -90,6 +92,7 @@ def trace(input: Tensor) -> Tensor:
     return _tensor("trace", input).trace()
 
 
+@_autocast.listed("inverse")
 @takes_out
 def inverse(input: Tensor) -> Tensor:
     """The inverse of a square matrix (or of each in a batch); ``linalg.inv``.
@@ -137,6 +140,7 @@ def logdet(input: Tensor) -> Tensor:
     return _ops.where(_ops.less(sign.detach(), 0), float("nan"), logabsdet)
 
 
+@_autocast.listed("svd")
 @takes_out
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _return_types.svd:
     """The singular value decomposition ``input = U @ diag(S) @ V.mH``, as PyTorch's ``svd``.
@@ -171,6 +175,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _return_ty
     return _return_types.svd(U, S, _conjugate_transposed(Vh))
 
 
+@_autocast.listed("cholesky")
 @takes_out
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """The Cholesky factor of a Hermitian positive-definite matrix: lower, or upper if asked.
@@ -185,6 +190,7 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     return _linalg.cholesky(_tensor("cholesky", input), upper=bool(upper))
 
 
+@_autocast.listed("cholesky_solve")
 @takes_out
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``A @ X = input``, where ``A = L @ L.mH`` and ``input2`` is ``L`` (lower
@@ -207,6 +213,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     return _linalg.solve_triangular(_conjugate_transposed(lower), Y, upper=True)
 
 
+@_autocast.listed("cholesky_inverse")
 @takes_out
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``A = L @ L.mH`` from its Cholesky factor ``input`` (``upper``:
@@ -227,6 +234,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     return cholesky_solve(identity, factor, upper)
 
 
+@_autocast.listed("qr")
 def qr(input: Tensor, some: bool = True) -> Any:
     """PyTorch's deprecated ``qr(input, some=True)``: :func:`plugrad.linalg.qr` with
     ``mode='reduced'`` (``'complete'`` where ``some`` is false), as a named tuple ``(Q, R)``.
@@ -252,6 +260,7 @@ def qr(input: Tensor, some: bool = True) -> Any:
     return _return_types.qr(Q, R)
 
 
+@_autocast.listed("triangular_solve")
 def triangular_solve(
     input: Tensor,
     A: Tensor,
@@ -292,6 +301,7 @@ def triangular_solve(
     return _return_types.triangular_solve(solution, A.clone())
 
 
+@_autocast.listed("pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse; singular values below ``rcond`` times the largest count as 0.
 
@@ -317,6 +327,7 @@ def matrix_exp(input: Tensor) -> Tensor:
     return _linalg.matrix_exp(_tensor("matrix_exp", input))
 
 
+@_autocast.listed("matrix_power")
 @takes_out
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """A square matrix raised to the integer power ``n`` (negative: of its inverse).
@@ -331,6 +342,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     return _linalg.matrix_power(_tensor("matrix_power", input), n)
 
 
+@_autocast.listed("mv")
 @takes_out
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """The product of a matrix and a vector.
@@ -366,6 +378,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
     return _ops.outer(input, vec2)
 
 
+@_autocast.listed("inner")
 @takes_out
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sums of products over the last axis of both (a product where either is 0-d).
@@ -391,6 +404,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     return _ops.tensordot(input, other, axes=((input.ndim - 1,), (other.ndim - 1,)))
 
 
+@_autocast.listed("vdot")
 @takes_out
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """The dot product of two vectors of one dtype, the first conjugated.
@@ -439,6 +453,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return _ops.reshape(_ops.multiply(a, b), merged)
 
 
+@_autocast.listed("cross")
 @takes_out
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (``linalg.cross``).
@@ -507,6 +522,7 @@ def _conjugate_transpose(self: Tensor) -> Tensor:
     return adjoint(self)
 
 
+@_autocast.listed("lu")
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, ...]:
     """PyTorch's older ``lu``: ``(LU, pivots)``, with ``infos`` where ``get_infos``.
 
@@ -526,6 +542,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, 
     return tuple(_linalg.lu_factor(_tensor("lu", A), pivot=pivot))
 
 
+@_autocast.listed("lu_solve")
 def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """PyTorch's older ``lu_solve(b, LU, pivots)``: :func:`plugrad.linalg.lu_solve` with
     the right-hand side first.
@@ -541,6 +558,7 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     return _linalg.lu_solve(LU_data, LU_pivots, _tensor("lu_solve", input))
 
 
+@_autocast.listed("geqrf")
 @takes_out
 def geqrf(input: Tensor) -> Any:
     """PyTorch's ``geqrf``: the QR factorization of each matrix in LAPACK's format, as a
@@ -575,6 +593,7 @@ def geqrf(input: Tensor) -> Any:
     return _return_types.geqrf(a, tau)
 
 
+@_autocast.listed("orgqr")
 @takes_out
 def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     """PyTorch's ``orgqr(A, tau)``: :func:`plugrad.linalg.householder_product`, the first
@@ -591,6 +610,7 @@ def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     return _linalg._householder_product("orgqr", input, input2)
 
 
+@_autocast.listed("ormqr")
 @takes_out
 def ormqr(
     input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False

@@ -17,6 +17,7 @@ import operator
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from . import autocast_mode as _autocast
 from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
@@ -444,6 +445,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return _ops.polygamma(_tensor("polygamma", input), n=n)
 
 
+@_autocast.listed("erfinv")
 @takes_out
 def erfinv(input: Tensor) -> Tensor:
     """The inverse error function element-wise, on ``(-1, 1)`` (``x.erfinv()``).
@@ -680,6 +682,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return _ops.reshape(_ops.take(input, index, axis=0), (len(picks) // r, r))
 
 
+@_autocast.listed("chain_matmul")
 @takes_out
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """Return the product of the matrices in order: PyTorch's deprecated name for
@@ -1194,6 +1197,7 @@ def _einsum_terms(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str
     return terms, output
 
 
+@_autocast.listed("einsum")
 def einsum(equation: str, *operands: Tensor) -> Tensor:
     """Sum products of ``operands`` over the axes an Einstein-summation ``equation`` names.
 

@@ -22,6 +22,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from . import autocast_mode as _autocast
 from . import creation as _creation
 from . import dtypes as _dtypes
 from . import ops as _ops
@@ -201,6 +202,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return _index_add("index_add", _tensor("index_add", input), dim, index, source, alpha)
 
 
+@_autocast.listed("index_copy")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Return ``input`` with the rows of ``source`` written at ``index`` along ``dim``."""
     return _index_copy("index_copy", _tensor("index_copy", input), dim, index, source)
@@ -349,6 +351,7 @@ def _index_tuple(function: str, indices: Any) -> tuple[Tensor, ...]:
     return tuple(indices)
 
 
+@_autocast.listed("index_put")
 def index_put(
     input: Tensor, indices: tuple[Tensor, ...], values: Any, accumulate: bool = False
 ) -> Tensor:
@@ -562,6 +565,7 @@ def unique_consecutive(
 # -- products ---------------------------------------------------------------------------------
 
 
+@_autocast.listed("addr")
 @takes_out
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored where ``beta == 0``
@@ -824,6 +828,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     return return_types.mode(chosen, index)
 
 
+@_autocast.listed("renorm")
 @takes_out
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm``, scaled to that norm.
@@ -870,7 +875,7 @@ def _quantile_function(function: str, ignore_nan: bool, doc: str) -> Any:
 
     quantile.__name__ = quantile.__qualname__ = function
     quantile.__doc__ = doc
-    return takes_out(quantile)
+    return _autocast.listed(function)(takes_out(quantile))
 
 
 quantile = _quantile_function(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import autocast_mode as _autocast
 from . import ops as _ops
 from .errors import InvalidArgumentError, ShapeError
 from .nn import functional as F
@@ -120,6 +121,7 @@ def instance_norm(
     )
 
 
+@_autocast.listed("layer_norm")
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -139,6 +141,7 @@ def layer_norm(
     return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
+@_autocast.listed("group_norm")
 def group_norm(
     input: Tensor,
     num_groups: int,
@@ -159,6 +162,7 @@ def group_norm(
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
+@_autocast.listed("native_layer_norm")
 def native_layer_norm(
     input: Tensor,
     normalized_shape: Sequence[int],
@@ -247,6 +251,7 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
 # -- losses -------------------------------------------------------------------------------
 
 
+@_autocast.listed("kl_div")
 def kl_div(
     input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False
 ) -> Tensor:
@@ -262,6 +267,7 @@ def kl_div(
     return F.kl_div(input, target, reduction=name, log_target=log_target)
 
 
+@_autocast.listed("hinge_embedding_loss")
 def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1
 ) -> Tensor:
@@ -277,6 +283,7 @@ def hinge_embedding_loss(
     return F.hinge_embedding_loss(input, target, margin, reduction=name)
 
 
+@_autocast.listed("margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
 ) -> Tensor:
@@ -294,6 +301,7 @@ def margin_ranking_loss(
     return F.margin_ranking_loss(input1, input2, target, margin, reduction=name)
 
 
+@_autocast.listed("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
 ) -> Tensor:
@@ -310,6 +318,7 @@ def cosine_embedding_loss(
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=name)
 
 
+@_autocast.listed("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -333,6 +342,7 @@ def triplet_margin_loss(
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=name)
 
 
+@_autocast.listed("poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float, reduction: int
 ) -> Tensor:
@@ -348,6 +358,7 @@ def poisson_nll_loss(
     return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=name)
 
 
+@_autocast.listed("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -369,6 +380,7 @@ def binary_cross_entropy_with_logits(
     )
 
 
+@_autocast.listed("ctc_loss")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,
@@ -406,6 +418,7 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tens
     return F.pad(input, pad, "constant", value)
 
 
+@_autocast.listed("conv_tbc")
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """1-d convolution of a ``(time, batch, channels)`` input with a ``(width, in, out)`` weight.
 
@@ -432,6 +445,7 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     return _ops.permute_dims(out, (2, 0, 1))
 
 
+@_autocast.listed("convolution")
 def convolution(
     input: Tensor,
     weight: Tensor,

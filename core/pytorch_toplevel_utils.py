@@ -12,6 +12,7 @@ import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from . import autocast_mode as _autocast
 from . import dtypes as _dtypes
 from . import linalg as _linalg
 from .creation import arange, full
@@ -280,6 +281,7 @@ def range(
     return values.to(dtype=dtype)
 
 
+@_autocast.listed("frobenius_norm")
 def frobenius_norm(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) -> Tensor:
     """Deprecated as PyTorch's: the 2-norm over ``dim``, ``linalg.vector_norm(input, 2, dim)``.
 
@@ -301,6 +303,7 @@ def frobenius_norm(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = Fa
     return _linalg.vector_norm(_tensor("frobenius_norm", input), 2, axes, keepdim)
 
 
+@_autocast.listed("nuclear_norm")
 def nuclear_norm(
     input: Tensor, dim: tuple[int, int] | bool | None = None, keepdim: bool = False
 ) -> Tensor:

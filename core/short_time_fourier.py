@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import autocast_mode as _autocast
 from . import creation as _creation
 from . import fft as _fft
 from . import ops as _ops
@@ -64,6 +65,7 @@ def _window(
     return window
 
 
+@_autocast.listed("stft")
 def stft(
     input: Tensor,
     n_fft: int,

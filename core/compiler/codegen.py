@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .. import autocast_mode as _autocast_mode
 from .. import checking as _checking
 from .. import floating_point_warnings as _floating_point_warnings
 from ..errors import CompileError, CompileWarning, InvalidArgumentError
@@ -460,6 +461,7 @@ def source_of(plan: Plan, name: str = "replay") -> tuple[str, dict[str, Any]]:
         "Tensor": Tensor,
         "_grad_state": _grad_state,
         "_checking": _checking,
+        "_autocast_mode": _autocast_mode,
     }
     if switches is not None:
         scope["_warnings_off"], scope["_warnings_on"] = switches

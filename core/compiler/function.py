@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .. import anomaly as _anomaly
+from .. import autocast_mode as _autocast_mode
 from .. import checking as _checking
 from .. import dtypes as _dtypes
 from .. import inplace as _inplace
@@ -239,6 +240,12 @@ class CompiledFunction:
             return self._eager_in_mode(
                 key, args, kwargs, "anomaly mode is on, and it checks every gradient as it runs"
             )
+        if _autocast_mode.active and _autocast_mode.enabled_here():
+            return self._eager_in_mode(
+                key, args, kwargs,
+                "autocast is enabled (plugrad.autocast), whose casts a plan does not follow",
+                "compile the step without autocast",
+            )  # fmt: skip
         if _saved_tensor_hooks.active:
             return self._eager_in_mode(
                 key, args, kwargs,
@@ -1202,7 +1209,12 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
             ]
             parts.append(("memory", tuple(map(counters.index, counters))))
     # (with saved-tensor hooks on, a call runs eagerly; its plans wait for them to go off)
-    return (tuple(parts), _state.enabled, _saved_tensor_hooks.active > 0, _checking._enabled)
+    # (with autocast enabled in this thread too: it runs eagerly; its plans are those made
+    # without). Checking mode last: key[-1] reads it.
+    autocast = _autocast_mode.active and _autocast_mode.enabled_here()
+    return (
+        tuple(parts), _state.enabled, _saved_tensor_hooks.active > 0, autocast, _checking._enabled
+    )  # fmt: skip
 
 
 def _copies_views(leaves: list[Tensor]) -> bool:
@@ -1233,6 +1245,7 @@ def _checks_arguments(plan: Any, args: tuple[Any, ...], checking: bool) -> bool:
         return False
     guards = [f"len(L) == {len(args)}", "_grad_state.enabled is " + str(_state.enabled)]
     guards.append(f"_checking._enabled is {checking}")
+    guards.append("not _autocast_mode.active")  # (a region somewhere: the signature tells)
     for index, tensor in enumerate(args):
         aliases = "".join(
             f" and a{index} {'is' if tensor is args[other] else 'is not'} a{other}"

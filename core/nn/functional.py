@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from .. import autocast_mode as _autocast
 from .. import dtypes as _dtypes
 from .. import ops as _ops
 from ..creation import arange, asarray, full, ones, refuse_a_tensor_read_as_a_number, zeros
@@ -313,6 +314,7 @@ def _pair(function: str, name: str, value: Any, minimum: int) -> tuple[int, int]
 # -- linear and activations ---------------------------------------------------------------
 
 
+@_autocast.listed("nn.functional.bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``.
 
@@ -356,6 +358,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     return out if bias is None else out + bias
 
 
+@_autocast.listed("nn.functional.linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Apply ``input @ weight.T + bias``.
 
@@ -683,6 +686,7 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return globals()["threshold"](input, threshold, value, inplace=True)
 
 
+@_autocast.listed("nn.functional.softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * input)) / beta``; ``input`` itself where ``beta * input > threshold``.
 
@@ -841,6 +845,7 @@ def _dim(function: str, dim: Any, axis: Any) -> Any:
     return dim_as_axis(axis)
 
 
+@_autocast.listed("nn.functional.softmax")
 def softmax(
     input: Tensor,
     dim: int | None = None,
@@ -871,6 +876,7 @@ def softmax(
     return _ops.softmax(_floating(input, dtype, "softmax"), axis=_dim("softmax", dim, axis))
 
 
+@_autocast.listed("nn.functional.log_softmax")
 def log_softmax(
     input: Tensor,
     dim: int | None = None,
@@ -965,6 +971,7 @@ def gumbel_softmax(
     return one_hot_sample - soft.detach() + soft
 
 
+@_autocast.listed("logsumexp")
 @takes_out
 def logsumexp(
     input: Tensor,
@@ -1036,6 +1043,7 @@ def _check_element_weight(function: str, weight: Tensor | None, input: Tensor) -
         )
 
 
+@_autocast.listed("nn.functional.mse_loss")
 @accepts_legacy_reduction(after="target")
 def mse_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
@@ -1091,6 +1099,7 @@ def _same_shape(function: str, input: Tensor, target: Tensor) -> None:
         )
 
 
+@_autocast.listed("nn.functional.l1_loss")
 @accepts_legacy_reduction(after="target")
 def l1_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", weight: Tensor | None = None
@@ -1113,6 +1122,7 @@ def l1_loss(
     return _reduce_weighted(_ops.abs(input - target), weight, reduction)
 
 
+@_autocast.listed("nn.functional.smooth_l1_loss")
 @accepts_legacy_reduction(after="target")
 def smooth_l1_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
@@ -1143,6 +1153,7 @@ def smooth_l1_loss(
     return _reduce(loss, reduction)
 
 
+@_autocast.listed("nn.functional.binary_cross_entropy")
 @accepts_legacy_reduction(after="weight")
 def binary_cross_entropy(
     input: Tensor,
@@ -1295,6 +1306,7 @@ def _reduce_over_classes(
     return _ops.sum(loss) / counted
 
 
+@_autocast.listed("nn.functional.cross_entropy")
 @accepts_legacy_reduction(after="weight")
 def cross_entropy(
     input: Tensor,
@@ -1505,6 +1517,7 @@ def _soft_cross_entropy(
     return _reduce(loss, reduction)
 
 
+@_autocast.listed("nn.functional.nll_loss")
 @accepts_legacy_reduction(after="weight")
 def nll_loss(
     input: Tensor,
@@ -1554,6 +1567,7 @@ def nll_loss(
     return _reduce_over_classes(loss, reduction, input, target, weight, ignore_index)
 
 
+@_autocast.listed("nn.functional.binary_cross_entropy_with_logits")
 @accepts_legacy_reduction(after="weight")
 def binary_cross_entropy_with_logits(
     input: Tensor,
@@ -1790,6 +1804,7 @@ def batch_norm(
     return _scale_shift(normalized, weight, bias, kept)
 
 
+@_autocast.listed("nn.functional.layer_norm")
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -2059,6 +2074,7 @@ def _check_indices(indices: Tensor, rows: int) -> None:
 # -- convolution and pooling --------------------------------------------------------------
 
 
+@_autocast.listed("nn.functional.conv2d")
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -2592,6 +2608,7 @@ def tanhshrink(input: Tensor) -> Tensor:
     return input - _ops.tanh(input)
 
 
+@_autocast.listed("nn.functional.prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``input`` where positive, else ``weight * input``, with a learned slope per channel.
 
@@ -2695,6 +2712,7 @@ def _clamped_norm(x: Tensor, axis: int, eps: float) -> Tensor:
     return _ops.where(norm < eps, (norm - norm.detach()) + eps, norm)
 
 
+@_autocast.listed("nn.functional.cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (they broadcast).
 
@@ -2749,6 +2767,7 @@ def pairwise_distance(
     return _ops.vector_norm(difference, ord=p, axis=-1, keepdims=keepdim)
 
 
+@_autocast.listed("nn.functional.pdist")
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The ``p``-norm distances between the rows of ``input`` (N, M), each pair once.
 
@@ -2783,6 +2802,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
 # -- more losses --------------------------------------------------------------------------
 
 
+@_autocast.listed("nn.functional.huber_loss")
 @accepts_legacy_reduction
 def huber_loss(
     input: Tensor,
@@ -2819,6 +2839,7 @@ def huber_loss(
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@_autocast.listed("nn.functional.kl_div")
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -2866,6 +2887,7 @@ def kl_div(
     return _reduce(loss, reduction)
 
 
+@_autocast.listed("nn.functional.margin_ranking_loss")
 @accepts_legacy_reduction(after="margin")
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
@@ -2892,6 +2914,7 @@ def margin_ranking_loss(
     return _reduce(_clamp_min_zero(-target * (input1 - input2) + margin), reduction)
 
 
+@_autocast.listed("nn.functional.hinge_embedding_loss")
 @accepts_legacy_reduction(after="margin")
 def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean"
@@ -2917,6 +2940,7 @@ def hinge_embedding_loss(
     return _reduce(apart + alike, reduction)
 
 
+@_autocast.listed("nn.functional.soft_margin_loss")
 @accepts_legacy_reduction(after="target")
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-target * input))``, ``target`` 1 or -1.
@@ -2935,6 +2959,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> 
     return _reduce(_ops.logaddexp(-target * input, 0.0), reduction)
 
 
+@_autocast.listed("nn.functional.cosine_embedding_loss")
 @accepts_legacy_reduction(after="margin")
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
@@ -2995,6 +3020,7 @@ def _triplet_loss(
     return _reduce(_clamp_min_zero(margin + to_positive - to_negative), reduction)
 
 
+@_autocast.listed("nn.functional.triplet_margin_loss")
 @accepts_legacy_reduction(after="swap")
 def triplet_margin_loss(
     anchor: Tensor,
@@ -3061,6 +3087,7 @@ def triplet_margin_with_distance_loss(
     )  # fmt: skip
 
 
+@_autocast.listed("nn.functional.multilabel_margin_loss")
 @accepts_legacy_reduction(after="target")
 def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Multi-label hinge loss: each target class above each other class by a margin of 1.
@@ -3113,6 +3140,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
     return _reduce(loss, reduction)
 
 
+@_autocast.listed("nn.functional.poisson_nll_loss")
 @accepts_legacy_reduction(after="full")
 def poisson_nll_loss(
     input: Tensor,
@@ -3246,6 +3274,7 @@ def multilabel_soft_margin_loss(
     return _reduce(_ops.sum(loss, axis=-1) / input.shape[-1], reduction)
 
 
+@_autocast.listed("nn.functional.multi_margin_loss")
 @accepts_legacy_reduction(after="weight")
 def multi_margin_loss(
     input: Tensor,
@@ -3397,6 +3426,7 @@ def _ctc_padded_targets(
     )
 
 
+@_autocast.listed("nn.functional.ctc_loss")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,
@@ -3983,6 +4013,7 @@ def _conv3d_by_depth(
     return _ops.permute_dims(out, (0, 2, 1, 3, 4))
 
 
+@_autocast.listed("nn.functional.conv1d")
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -4138,6 +4169,7 @@ def _conv_transpose3d_by_depth(
     return _ops.permute_dims(out, (0, 2, 1, 3, 4))
 
 
+@_autocast.listed("nn.functional.conv_transpose1d")
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
@@ -4179,6 +4211,7 @@ def conv_transpose1d(
     )  # fmt: skip
 
 
+@_autocast.listed("nn.functional.conv_transpose2d")
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -4223,6 +4256,7 @@ def conv_transpose2d(
     )  # fmt: skip
 
 
+@_autocast.listed("nn.functional.conv3d")
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -4262,6 +4296,7 @@ def conv3d(
     return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_autocast.listed("nn.functional.conv_transpose3d")
 def conv_transpose3d(
     input: Tensor,
     weight: Tensor,
@@ -4348,6 +4383,7 @@ def _chosen(stacked: Tensor, choice: Tensor) -> Tensor:
     return _ops.take_along_axis(stacked, _ops.expand_dims(choice, axis=0), axis=0)[0]
 
 
+@_autocast.listed("nn.functional.max_pool3d")
 def max_pool3d(
     input: Tensor,
     kernel_size: int | tuple[int, ...],
@@ -4414,6 +4450,7 @@ def _pool_counts(
     return counts
 
 
+@_autocast.listed("nn.functional.avg_pool3d")
 def avg_pool3d(
     input: Tensor,
     kernel_size: int | tuple[int, ...],
@@ -4469,6 +4506,7 @@ def _depth_bins(depth: int, out: int) -> list[tuple[int, int]]:
     return [((i * depth) // out, -((-(i + 1) * depth) // out)) for i in range(out)]
 
 
+@_autocast.listed("nn.functional.adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size: int | tuple[int | None, ...]) -> Tensor:
     """Mean over windows of the last three axes chosen to give ``output_size``.
 
@@ -4491,6 +4529,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | tuple[int | None, ...]
     return _ops.stack(means, axis=-3)
 
 
+@_autocast.listed("nn.functional.adaptive_max_pool3d")
 def adaptive_max_pool3d(
     input: Tensor, output_size: int | tuple[int | None, ...], return_indices: bool = False
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -4660,6 +4699,7 @@ def lp_pool1d(
                     ceil_mode)  # fmt: skip
 
 
+@_autocast.listed("nn.functional.max_unpool2d")
 def max_unpool2d(
     input: Tensor,
     indices: Tensor,
@@ -4757,6 +4797,7 @@ def _max_unpool(
     return _ops.reshape(out, (*planes, *sizes))
 
 
+@_autocast.listed("nn.functional.max_unpool3d")
 def max_unpool3d(
     input: Tensor,
     indices: Tensor,
@@ -5054,6 +5095,7 @@ def adaptive_max_pool2d_with_indices(
     return cast("tuple[Tensor, Tensor]", adaptive_max_pool2d(input, output_size, True))
 
 
+@_autocast.listed("nn.functional.adaptive_max_pool3d_with_indices")
 def adaptive_max_pool3d_with_indices(
     input: Tensor,
     output_size: int | tuple[int | None, ...],
@@ -5207,6 +5249,7 @@ def _fractional_max_pool(
     return values, indices
 
 
+@_autocast.listed("nn.functional.fractional_max_pool2d")
 def fractional_max_pool2d(
     input: Tensor,
     kernel_size: IntPair,
@@ -5264,6 +5307,7 @@ def fractional_max_pool2d(
     )
 
 
+@_autocast.listed("nn.functional.fractional_max_pool3d")
 def fractional_max_pool3d(
     input: Tensor,
     kernel_size: int | tuple[int, int, int],
@@ -5300,6 +5344,7 @@ def fractional_max_pool3d(
     )
 
 
+@_autocast.listed("nn.functional.fractional_max_pool2d_with_indices")
 def fractional_max_pool2d_with_indices(
     input: Tensor,
     kernel_size: IntPair,
@@ -5316,6 +5361,7 @@ def fractional_max_pool2d_with_indices(
     )
 
 
+@_autocast.listed("nn.functional.fractional_max_pool3d_with_indices")
 def fractional_max_pool3d_with_indices(
     input: Tensor,
     kernel_size: int | tuple[int, int, int],
@@ -5355,6 +5401,7 @@ def _channel_affine(
     return _scale_shift(input, weight, bias, kept)
 
 
+@_autocast.listed("nn.functional.group_norm")
 def group_norm(
     input: Tensor,
     num_groups: int,
@@ -5483,6 +5530,7 @@ def instance_norm(
     return _channel_affine("instance_norm", out, weight, bias)
 
 
+@_autocast.listed("nn.functional.rms_norm")
 def rms_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -5846,6 +5894,7 @@ def _antialiased(
     return _ops.sum(picked * weight, axis=axis + 1)
 
 
+@_autocast.listed("nn.functional.affine_grid")
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` for :func:`grid_sample`, as PyTorch's.
 
@@ -5882,6 +5931,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return _ops.affine_grid(theta, size=size, align_corners=bool(align_corners))
 
 
+@_autocast.listed("nn.functional.grid_sample")
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -6123,6 +6173,7 @@ def _reflected(position: Tensor, low: float, high: float) -> Tensor:
     return _ops.where(even, extra + low, span - extra + low)
 
 
+@_autocast.listed("nn.functional.interpolate")
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -6283,6 +6334,7 @@ def _deprecated_upsample(name: str) -> None:
     )
 
 
+@_autocast.listed("nn.functional.upsample")
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -6295,6 +6347,7 @@ def upsample(
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+@_autocast.listed("nn.functional.upsample_nearest")
 def upsample_nearest(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -6305,6 +6358,7 @@ def upsample_nearest(
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
+@_autocast.listed("nn.functional.upsample_bilinear")
 def upsample_bilinear(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -6520,6 +6574,7 @@ def _safe_softmax(scores: Tensor) -> Tensor:
 # -- scaled dot-product attention ---------------------------------------------------------
 
 
+@_autocast.listed("nn.functional.scaled_dot_product_attention")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

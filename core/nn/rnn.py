@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import autocast_mode as _autocast
 from .. import ops as _ops
 from ..creation import asarray, empty, zeros
 from ..errors import (
@@ -220,6 +221,7 @@ def _input_gates(input: Tensor, weight_ih: Tensor, bias_ih: Tensor | None) -> Te
 # -- PyTorch's top-level cell functions (torch.rnn_tanh_cell, ...): one step, the weights given
 
 
+@_autocast.listed("rnn_tanh_cell")
 def rnn_tanh_cell(
     input: Tensor,
     hx: Tensor,
@@ -240,6 +242,7 @@ def rnn_tanh_cell(
     return _rnn_tanh_step(_input_gates(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
+@_autocast.listed("rnn_relu_cell")
 def rnn_relu_cell(
     input: Tensor,
     hx: Tensor,
@@ -260,6 +263,7 @@ def rnn_relu_cell(
     return _rnn_relu_step(_input_gates(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
+@_autocast.listed("lstm_cell")
 def lstm_cell(
     input: Tensor,
     hx: Sequence[Tensor],
@@ -289,6 +293,7 @@ def lstm_cell(
     return _lstm_step(_input_gates(input, w_ih, b_ih), h, c, w_hh, b_hh, None)
 
 
+@_autocast.listed("gru_cell")
 def gru_cell(
     input: Tensor,
     hx: Tensor,

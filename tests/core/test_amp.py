@@ -1,23 +1,14 @@
-"""plugrad.amp beside GradScaler: the typed refusal of an enabled autocast, PyTorch's
-custom_fwd and custom_bwd decorators and is_autocast_available."""
+"""plugrad.amp beside GradScaler and autocast (tests/core/test_autocast.py): PyTorch's
+custom_fwd and custom_bwd decorators outside autocast and is_autocast_available."""
 
 from __future__ import annotations
 
 import pytest
 
 import plugrad
-from plugrad.errors import ArgumentError, PlugradError
+from plugrad.errors import ArgumentError
 
 torch = pytest.importorskip("torch")
-
-
-def test_an_enabled_autocast_is_a_plugrad_error_and_still_not_implemented() -> None:
-    # It was a bare NotImplementedError.
-    for error in (PlugradError, NotImplementedError):
-        with pytest.raises(error, match=r"model\.half\(\).*or pass enabled=False"):
-            plugrad.autocast("cpu", dtype=plugrad.float16)
-    with pytest.raises(PlugradError):
-        plugrad.amp.autocast("cpu")
 
 
 def _double(lib, **forward_options):
@@ -65,12 +56,13 @@ def test_custom_fwd_refuses_what_torch_refuses_with_typed_errors() -> None:
             bad()
 
 
-def test_autocast_is_available_nowhere() -> None:
-    # torch's answers True for cpu; plugrad cannot enable autocast on any device, and code
-    # that enables it only where available must run without it.
-    for device_type in ("cpu", "cuda"):
-        assert plugrad.amp.is_autocast_available(device_type) is False
-        plugrad.autocast(device_type, enabled=plugrad.amp.is_autocast_available(device_type))
+def test_autocast_is_available_for_the_cpu_and_cuda() -> None:
+    # plugrad's autocast covers "cpu" and "cuda"; other device types (PyTorch's "mps") are
+    # refused, so code that enables autocast only where available runs without it there.
+    for device_type, available in (("cpu", True), ("cuda", True), ("cuda:0", True), ("mps", False)):
+        assert plugrad.amp.is_autocast_available(device_type) is available
+    with plugrad.autocast("mps", enabled=plugrad.amp.is_autocast_available("mps")):
+        assert not plugrad.is_autocast_enabled("mps")
 
 
 def test_an_unknown_device_type_is_refused_as_pytorch_refuses_it() -> None:
@@ -82,4 +74,3 @@ def test_an_unknown_device_type_is_refused_as_pytorch_refuses_it() -> None:
     ):
         with pytest.raises(plugrad.errors.InvalidArgumentError, match="unknown device type"):
             call()
-    assert plugrad.amp.is_autocast_available("cuda:0") is False

@@ -90,9 +90,13 @@ def test_cpu_amp_grad_scaler_takes_torchs_arguments() -> None:
     assert scalers[plugrad].scale(loss[plugrad]).item() == scalers[torch].scale(loss[torch]).item()
 
 
-def test_an_enabled_cpu_autocast_warns_then_is_refused_as_plugrad_amps() -> None:
-    with pytest.warns(FutureWarning), pytest.raises(NotSupportedError, match="enabled=False"):
-        plugrad.cpu.amp.autocast()
+def test_an_enabled_cpu_autocast_warns_then_is_plugrad_amps() -> None:
+    with pytest.warns(FutureWarning):
+        region = plugrad.cpu.amp.autocast(dtype=plugrad.float16)
+    with region:
+        assert plugrad.is_autocast_enabled("cpu")
+        assert (plugrad.ones((2, 2)) @ plugrad.ones((2, 2))).dtype is plugrad.float16
+    assert not plugrad.is_autocast_enabled("cpu")
 
 
 # -- plugrad.jit ---------------------------------------------------------------------------

@@ -1,0 +1,462 @@
+"""Autocast's state and casts: inside an enabled :class:`plugrad.autocast` region, the ops
+PyTorch's autocast lists run in a lower precision (or in float32), as PyTorch's.
+
+The state is per thread and per device type (``"cpu"``, ``"cuda"``), as
+PyTorch's: whether autocast is enabled, its dtype, whether casts of parameters
+are cached, and how deep the regions nest. What an op does inside a region
+depends on its kind in the device type's policy (:data:`POLICIES`):
+
+- ``"lower"`` (matmul, linear, convolutions, ...): its floating-point tensor
+  arguments other than float64 are cast to the region's dtype;
+- ``"fp32"`` (losses, linear algebra, FFTs, ...): those arguments are cast to
+  float32;
+- ``"promote"`` (cat, stack, ...): its floating-point arguments are cast to
+  the widest of their dtypes and the region's.
+
+The casts are ordinary differentiable ``astype`` calls: a float32 parameter
+used in bfloat16 gets a float32 gradient. A cast of a leaf that requires grad
+(a parameter) is made once per outermost region and reused (``cache_enabled``).
+An op runs with autocast off in its thread, so the ops a composite function
+of the policy is made of are not cast again; functions outside the policy run
+as they are, and the listed ops inside them are cast.
+
+What it costs outside a region: nothing on the per-op path. The generated
+functions of the listed ops are given autocasting entries while a region is
+enabled in some thread (:func:`register_scope`), and the listed composite
+functions (:func:`listed`) test one module flag per call.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from . import dispatch as _dispatch
+from . import dtypes as _dtypes
+from . import ops as _ops
+from .errors import NotSupportedError
+from .tensor import Tensor
+
+__all__ = [
+    "POLICIES",
+    "listed",
+    "clear_cache",
+    "default_dtype",
+    "device_type_of",
+    "enabled_dtype",
+    "enabled_here",
+    "is_listed",
+    "register_scope",
+    "region",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: The dtype autocast uses where none is given, by device type (PyTorch's defaults).
+_DEFAULT_DTYPES = {"cpu": _dtypes.bfloat16, "cuda": _dtypes.float16}
+
+
+class _ThreadState(threading.local):
+    """One thread's autocast state (each thread starts with autocast off, as in PyTorch)."""
+
+    def __init__(self) -> None:
+        #: device type -> dtype, for the device types autocast is enabled for
+        self.enabled: dict[str, _dtypes.DType] = {}
+        #: device type -> the dtype set for it (enabled or not)
+        self.dtypes: dict[str, _dtypes.DType] = {}
+        self.cache_enabled = True
+        #: regions entered and not left (the cache is cleared when the outermost one ends)
+        self.nesting = 0
+        #: while > 0, an op of the policy runs: the ops it is made of are not cast again
+        self.suspended = 0
+        #: (id(leaf), dtype) -> (leaf, its cast), for leaves requiring grad
+        self.cache: dict[tuple[int, _dtypes.DType], tuple[Tensor, Tensor]] = {}
+
+
+_thread = _ThreadState()
+_lock = threading.Lock()
+#: (thread, device type) pairs with autocast enabled; the listed ops' functions autocast
+#: while there is one.
+_enabled_count = 0
+#: Whether the listed composite functions look at the thread's state (``_enabled_count > 0``).
+active = False
+#: Op name -> the globals of the functions generated for it, given autocasting entries while
+#: ``active``.
+_scopes: dict[str, list[dict[str, Any]]] = {}
+
+
+def default_dtype(device_type: str) -> _dtypes.DType:
+    """The dtype autocast uses for ``device_type`` in this thread where none is given."""
+    return _thread.dtypes.get(device_type, _DEFAULT_DTYPES.get(device_type, _dtypes.float16))
+
+
+def set_default_dtype(device_type: str, dtype: _dtypes.DType) -> None:
+    _thread.dtypes[device_type] = dtype
+    if device_type in _thread.enabled:
+        _thread.enabled[device_type] = dtype
+
+
+def enabled_dtype(device_type: str) -> _dtypes.DType | None:
+    """The dtype of the enabled autocast for ``device_type`` in this thread, or ``None``."""
+    return _thread.enabled.get(device_type)
+
+
+def enabled_here() -> bool:
+    """Whether autocast is enabled for some device type in this thread."""
+    return bool(_thread.enabled)
+
+
+def set_enabled(device_type: str, enabled: bool) -> None:
+    """Enable or disable autocast for ``device_type`` in this thread (its dtype as set)."""
+    global _enabled_count, active
+    was = device_type in _thread.enabled
+    if enabled == was:
+        return
+    if enabled:
+        _thread.enabled[device_type] = default_dtype(device_type)
+    else:
+        del _thread.enabled[device_type]
+    with _lock:
+        _enabled_count += 1 if enabled else -1
+        now = _enabled_count > 0
+        if now != active:
+            active = now
+            for scopes in _scopes.values():
+                for scope in scopes:
+                    _swap_entries(scope, now)
+
+
+def cache_enabled() -> bool:
+    return _thread.cache_enabled
+
+
+def set_cache_enabled(enabled: bool) -> None:
+    _thread.cache_enabled = bool(enabled)
+
+
+def clear_cache() -> None:
+    """Forget the casts of parameters made in this thread's regions."""
+    _thread.cache.clear()
+
+
+class region:
+    """Enter an autocast region for ``device_type``: what :class:`plugrad.autocast` does."""
+
+    def __init__(self, device_type: str, dtype: _dtypes.DType, enabled: bool, cache: bool) -> None:
+        self.settings = (device_type, dtype, enabled, cache)
+        self.saved: list[tuple[bool, _dtypes.DType, bool]] = []
+
+    def __enter__(self) -> None:
+        device_type, dtype, enabled, cache = self.settings
+        self.saved.append(
+            (device_type in _thread.enabled, default_dtype(device_type), _thread.cache_enabled)
+        )
+        _thread.nesting += 1
+        _thread.cache_enabled = cache
+        set_default_dtype(device_type, dtype)
+        set_enabled(device_type, enabled)
+
+    def __exit__(self, *exc_info: object) -> None:
+        device_type = self.settings[0]
+        was_enabled, dtype, cache = self.saved.pop()
+        _thread.nesting -= 1
+        if _thread.nesting == 0:
+            _thread.cache.clear()
+        set_enabled(device_type, was_enabled)
+        set_default_dtype(device_type, dtype)
+        _thread.cache_enabled = cache
+
+
+# -- the casts ----------------------------------------------------------------------------
+
+
+#: Device -> the device type autocast knows it by.
+_device_types: dict[Any, str] = {}
+
+
+def device_type_of(device: Any) -> str:
+    """The device type an autocast region for which covers ``device``: ``"cpu"`` or
+    ``"cuda"`` for the memory of the CPU or of a CUDA GPU, whatever the backend (the torch
+    backend's ``torch:cpu`` is ``"cpu"``); else the device's own type."""
+    found = _device_types.get(device)
+    if found is None:
+        found = device.type
+        if found not in ("cpu", "cuda"):
+            native = device.native
+            # a torch.device's type, a JAX device's platform ("gpu": CUDA); else the CPU's
+            kind = getattr(native, "type", None) or getattr(native, "platform", None) or "cpu"
+            found = {"gpu": "cuda"}.get(kind, kind) if isinstance(kind, str) else "cpu"
+        _device_types[device] = found
+    return found
+
+
+def _eligible(x: Any, device_type: str) -> bool:
+    """A floating-point tensor of ``device_type`` other than float64: what autocast casts."""
+    return (
+        isinstance(x, Tensor)
+        and device_type_of(x._device) == device_type
+        and x.dtype.kind == "real floating"
+        and x.dtype is not _dtypes.float64
+    )
+
+
+def _cast(x: Any, dtype: _dtypes.DType, device_type: str) -> Any:
+    if not _eligible(x, device_type) or x.dtype is dtype:
+        return x
+    cacheable = (
+        _thread.cache_enabled
+        and x._edge is None
+        and x._requires_grad
+        and dtype is _thread.enabled.get(device_type)
+        and x.dtype is _dtypes.float32
+    )
+    if not cacheable:
+        return _ops.astype(x, dtype)
+    key = (id(x), dtype)
+    cached = _thread.cache.get(key)
+    if cached is None or cached[0] is not x:
+        cached = (x, _ops.astype(x, dtype))
+        _thread.cache[key] = cached
+    return cached[1]
+
+
+def _tensors_of(values: Iterable[Any]) -> Iterable[Tensor]:
+    for value in values:
+        if isinstance(value, Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from (v for v in value if isinstance(v, Tensor))
+
+
+def _target(kind: str, dtype: _dtypes.DType, tensors: list[Tensor], device_type: str) -> Any:
+    """The dtype the eligible arguments are cast to (``None``: none is cast)."""
+    if kind == "lower":
+        return dtype
+    if kind == "fp32":
+        return _dtypes.float32
+    widest = dtype
+    for x in tensors:
+        if device_type_of(x._device) == device_type and x.dtype.kind == "real floating":
+            widest = _dtypes.floating_result(widest, x.dtype)
+    return widest
+
+
+def _cast_all(values: tuple[Any, ...], target: _dtypes.DType, device_type: str) -> tuple[Any, ...]:
+    return tuple(
+        [_cast(v, target, device_type) for v in value]
+        if isinstance(value, list)
+        else tuple(_cast(v, target, device_type) for v in value)
+        if isinstance(value, tuple)
+        else _cast(value, target, device_type)
+        for value in values
+    )
+
+
+def _policy_of(name: str, values: Iterable[Any], dtype_given: bool) -> tuple[str, Any] | None:
+    """What to do for a call of ``name`` with ``values`` in this thread: ``(device type,
+    target dtype)``, or ``None`` where nothing is cast. ``dtype_given``: the call names its
+    result's dtype, which an ``"fp32"`` op then keeps (PyTorch's ``sum(x, dtype=...)``)."""
+    if _thread.suspended or not _thread.enabled:
+        return None
+    tensors = list(_tensors_of(values))
+    if not tensors:
+        return None
+    device_type = device_type_of(tensors[0]._device)
+    dtype = _thread.enabled.get(device_type)
+    if dtype is None:
+        return None
+    kind = POLICIES.get(device_type, {}).get(name)
+    if kind is None or (kind == "fp32" and dtype_given):
+        return None
+    if kind == "refused":
+        raise NotSupportedError(
+            f"{name}() is unsafe to autocast (as in PyTorch): its input is usually a sigmoid's "
+            "output, which a lower precision rounds to 0 or 1; use "
+            "binary_cross_entropy_with_logits (BCEWithLogitsLoss) on the logits, or run it "
+            f"under autocast({device_type!r}, enabled=False) with float32 inputs"
+        )
+    return device_type, _target(kind, dtype, tensors, device_type)
+
+
+# -- the listed ops' generated functions ---------------------------------------------------
+
+
+def _op_name(op: Any) -> str:
+    return f"{op.namespace}.{op.name}" if op.namespace else op.name
+
+
+def _cast_inputs(op: Any, inputs: tuple[Any, ...], params: Any) -> tuple[Any, ...]:
+    found = _policy_of(_op_name(op), inputs, bool(params) and params.get("dtype") is not None)
+    if found is None:
+        return inputs
+    return _cast_all(inputs, found[1], found[0])
+
+
+def _apply1(op: Any, x: Any, params: Any) -> Tensor:
+    (x,) = _cast_inputs(op, (x,), params)
+    return _dispatch.apply1(op, x, params)
+
+
+def _apply2(op: Any, x1: Any, x2: Any, params: Any) -> Tensor:
+    x1, x2 = _cast_inputs(op, (x1, x2), params)
+    return _dispatch.apply2(op, x1, x2, params)
+
+
+def _apply_n(op: Any, inputs: tuple[Any, ...], params: Any) -> Tensor:
+    return _dispatch.apply_n(op, _cast_inputs(op, inputs, params), params)
+
+
+def _apply_general(op: Any, inputs: tuple[Any, ...], params: Any) -> Any:
+    return _dispatch.apply_general(op, _cast_inputs(op, inputs, params), params)
+
+
+#: The entries of a generated function's globals, and their autocasting forms.
+_ENTRIES = {
+    "_apply1": (_dispatch.apply1, _apply1),
+    "_apply2": (_dispatch.apply2, _apply2),
+    "_apply_n": (_dispatch.apply_n, _apply_n),
+    "_apply_general": (_dispatch.apply_general, _apply_general),
+}
+
+
+def _swap_entries(scope: dict[str, Any], autocasting: bool) -> None:
+    for entry, (plain, casting) in _ENTRIES.items():
+        if entry in scope:
+            scope[entry] = casting if autocasting else plain
+
+
+def is_listed(name: str) -> bool:
+    """Whether a policy lists ``name``."""
+    return any(name in policy for policy in POLICIES.values())
+
+
+def register_scope(op: Any, scope: dict[str, Any]) -> None:
+    """Take part the function generated for ``op`` (its globals ``scope``) in autocast, where
+    a policy lists the op."""
+    name = _op_name(op)
+    if not is_listed(name):
+        return
+    with _lock:
+        _scopes.setdefault(name, []).append(scope)
+        if active:
+            _swap_entries(scope, True)
+
+
+# -- the listed composite functions --------------------------------------------------------
+
+
+def listed(name: str) -> Callable[[F], F]:
+    """Decorate the composite function ``name`` (e.g. ``"nn.functional.linear"``) so that it
+    casts its arguments in an autocast region as its kind in the policies says, and runs
+    with autocast off (the ops it is made of are not cast again)."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if not active:
+                return function(*args, **kwargs)
+            found = _policy_of(name, (*args, *kwargs.values()), kwargs.get("dtype") is not None)
+            if found is None:
+                return function(*args, **kwargs)
+            device_type, target = found
+            args = _cast_all(args, target, device_type)
+            kwargs = dict(zip(kwargs, _cast_all(tuple(kwargs.values()), target, device_type)))
+            _thread.suspended += 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _thread.suspended -= 1
+
+        return call  # type: ignore[return-value]
+
+    return decorate
+
+
+# -- the policies --------------------------------------------------------------------------
+# PyTorch 2.13's autocast lists (aten/src/ATen/autocast_mode.cpp), under plugrad's names: an op
+# by its name (aliases without an adapter share it: cat is concat), an alias with an adapter
+# or a composite function by its public name. Composites PyTorch makes of listed ops (einsum,
+# tensordot, ... on the CPU) are listed as those ops' kind.
+
+_CPU_LOWER = """
+    addbmm addmm baddbmm bmm chain_matmul conv_tbc einsum linalg.matrix_power
+    matmul matrix_power mm nn.functional.affine_grid nn.functional.conv1d
+    nn.functional.conv2d nn.functional.conv3d nn.functional.conv_transpose1d
+    nn.functional.conv_transpose2d nn.functional.conv_transpose3d nn.functional.linear
+    nn.functional.prelu nn.functional.scaled_dot_product_attention tensordot vecdot
+"""
+_CPU_FP32 = """
+    binary_cross_entropy_with_logits cdist cholesky cholesky_inverse cholesky_solve
+    cosine_embedding_loss ctc_loss fft.fft fft.fft2 fft.fftn fft.hfft fft.ifft fft.ifft2
+    fft.ifftn fft.ihfft fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn geqrf
+    hinge_embedding_loss inverse kl_div linalg.cholesky
+    linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh
+    linalg.inv linalg.matrix_rank linalg.qr linalg.solve
+    linalg.svd linalg.svdvals lu lu_solve
+    margin_ranking_loss nanquantile nn.functional.adaptive_avg_pool3d
+    nn.functional.adaptive_max_pool3d nn.functional.adaptive_max_pool3d_with_indices
+    nn.functional.avg_pool3d nn.functional.binary_cross_entropy
+    nn.functional.binary_cross_entropy_with_logits nn.functional.cosine_embedding_loss
+    nn.functional.cross_entropy nn.functional.ctc_loss nn.functional.fractional_max_pool2d
+    nn.functional.fractional_max_pool2d_with_indices nn.functional.fractional_max_pool3d
+    nn.functional.fractional_max_pool3d_with_indices nn.functional.grid_sample
+    nn.functional.hinge_embedding_loss nn.functional.huber_loss nn.functional.kl_div
+    nn.functional.l1_loss nn.functional.margin_ranking_loss nn.functional.max_pool3d
+    nn.functional.max_unpool2d nn.functional.max_unpool3d nn.functional.mse_loss
+    nn.functional.multi_margin_loss nn.functional.multilabel_margin_loss
+    nn.functional.nll_loss nn.functional.poisson_nll_loss nn.functional.smooth_l1_loss
+    nn.functional.soft_margin_loss nn.functional.triplet_margin_loss orgqr ormqr pinverse
+    poisson_nll_loss polar prod qr quantile stft svd trace triangular_solve
+    triplet_margin_loss view_as_complex
+"""
+_CPU_PROMOTE = """
+    concat index_copy stack
+"""
+_CUDA_LOWER = """
+    addbmm addmm addmv addr baddbmm bmm chain_matmul conv_tbc convolution einsum gru_cell
+    linalg.matrix_power lstm_cell matmul matrix_power mm mv
+    nn.functional.conv1d nn.functional.conv2d nn.functional.conv3d
+    nn.functional.conv_transpose1d nn.functional.conv_transpose2d
+    nn.functional.conv_transpose3d nn.functional.linear nn.functional.prelu
+    nn.functional.scaled_dot_product_attention rnn_relu_cell rnn_tanh_cell vecdot
+"""
+_CUDA_FP32 = """
+    acos asin binary_cross_entropy_with_logits cdist cosh cosine_embedding_loss cumprod
+    cumsum dist erfinv exp expm1 frobenius_norm group_norm hinge_embedding_loss kl_div
+    layer_norm linalg.matrix_norm linalg.vector_norm log log10 log1p log2 logsumexp
+    margin_ranking_loss native_layer_norm nn.functional.binary_cross_entropy_with_logits
+    nn.functional.cosine_embedding_loss nn.functional.cosine_similarity
+    nn.functional.group_norm nn.functional.hinge_embedding_loss nn.functional.huber_loss
+    nn.functional.interpolate nn.functional.kl_div nn.functional.l1_loss
+    nn.functional.layer_norm nn.functional.log_softmax nn.functional.margin_ranking_loss
+    nn.functional.mse_loss nn.functional.multi_margin_loss
+    nn.functional.multilabel_margin_loss nn.functional.nll_loss nn.functional.pdist
+    nn.functional.poisson_nll_loss nn.functional.rms_norm nn.functional.smooth_l1_loss
+    nn.functional.soft_margin_loss nn.functional.softmax nn.functional.softplus
+    nn.functional.triplet_margin_loss nn.functional.upsample nn.functional.upsample_bilinear
+    nn.functional.upsample_nearest norm nuclear_norm poisson_nll_loss pow prod reciprocal
+    renorm rsqrt sinh sum tan triplet_margin_loss
+"""
+_CUDA_PROMOTE = """
+    addcdiv addcmul atan2 cross dot index_put inner nn.functional.bilinear
+    nn.functional.grid_sample scatter_add tensordot vdot
+"""
+_CUDA_REFUSED = """
+    nn.functional.binary_cross_entropy
+"""
+
+#: Device type -> {name -> "lower", "fp32", "promote" or "refused"}.
+POLICIES: dict[str, dict[str, str]] = {
+    device_type: {name: kind for kind, names in kinds.items() for name in names.split()}
+    for device_type, kinds in {
+        "cpu": {"lower": _CPU_LOWER, "fp32": _CPU_FP32, "promote": _CPU_PROMOTE},
+        "cuda": {
+            "lower": _CUDA_LOWER,
+            "fp32": _CUDA_FP32,
+            "promote": _CUDA_PROMOTE,
+            "refused": _CUDA_REFUSED,
+        },
+    }.items()
+}
