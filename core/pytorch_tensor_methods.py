@@ -582,6 +582,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     """
     _tensor("addr", input)
     product = _ops.outer(_tensor("addr", vec1, "vec1"), _tensor("addr", vec2, "vec2"))
+    _check_addr_factors(input, product, beta=beta, alpha=alpha)
     if input.dtype is _dtypes.bool and product.dtype is _dtypes.bool:
         # (bool * 3 would promote to int64 and count, where PyTorch's result stays bool)
         beta, alpha = bool(beta), bool(alpha)
@@ -592,6 +593,28 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     if beta == 0:  # input unread, its gradient 0 (PyTorch's: zeros, not None)
         return _ops.where(_creation.zeros_like(product, dtype=_dtypes.bool), input, product)
     return (input if beta == 1 else input * beta) + product
+
+
+def _check_addr_factors(input: Tensor, product: Tensor, **factors: Any) -> None:
+    """Refuse what PyTorch's addr refuses: a float ``beta``/``alpha`` for integer or bool
+    tensors (its fraction would be dropped), a bool one for a result that is not bool."""
+    integral = all(t.dtype.kind in _INTEGRAL_KINDS for t in (input, product))
+    logical = input.dtype is _dtypes.bool and product.dtype is _dtypes.bool
+    for name, value in factors.items():
+        if integral and isinstance(value, (float, complex)):
+            raise DtypeError(
+                f"addr(): {name}={value!r} is a float, and the tensors are "
+                f"{input.dtype.name} and {product.dtype.name}; give an integer {name}, or "
+                "convert the tensors to a floating dtype first (x.float())"
+            )
+        if isinstance(value, bool) and not logical:
+            raise ArgumentError(
+                f"addr(): {name}={value!r} is a bool, which only a bool result takes; give "
+                f"a number ({int(value)})"
+            )
+
+
+_INTEGRAL_KINDS = ("bool", "signed integer", "unsigned integer")
 
 
 def _addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:

@@ -62,6 +62,44 @@ def test_addr_of_bools_is_logical_as_pytorch(kw: dict[str, Any]) -> None:
     assert in_place.dtype is plugrad.bool and in_place.tolist() == theirs.tolist()
 
 
+@pytest.mark.parametrize("factor", [1.0, 1.5, 2, True, False, 0])
+@pytest.mark.parametrize("name", ["beta", "alpha"])
+@pytest.mark.parametrize(
+    "dtypes",
+    [
+        ("int64", "int64"),
+        ("bool", "bool"),
+        ("bool", "int64"),
+        ("float32", "float32"),
+        ("int64", "float32"),
+    ],
+    ids=str,
+)
+def test_addr_refuses_the_factors_pytorch_refuses(dtypes, name, factor) -> None:
+    # A float beta/alpha of integer tensors gave a float32 result (PyTorch refuses it, as
+    # its fraction would be dropped), a bool one of float tensors counted as 1 or 0.
+    results = []
+    for lib in (plugrad, torch):
+        try:
+            results.append(
+                lib.addr(
+                    lib.ones((2, 3), dtype=getattr(lib, dtypes[0])),
+                    lib.ones(2, dtype=getattr(lib, dtypes[1])),
+                    lib.ones(3, dtype=getattr(lib, dtypes[1])),
+                    **{name: factor},
+                )
+            )
+        except (RuntimeError, plugrad.errors.PlugradError) as error:
+            results.append(error)
+    ours, theirs = results
+    if isinstance(theirs, Exception):
+        assert isinstance(ours, (plugrad.errors.DtypeError, plugrad.errors.ArgumentError)), ours
+    else:
+        assert not isinstance(ours, Exception), ours
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        assert ours.tolist() == theirs.tolist()
+
+
 def test_addr_of_bools_with_ints_still_counts() -> None:
     (m, tm), (a, ta), (b, tb) = _both(M), _both([1, 0]), _both([1, 1, 0])
     ours = plugrad.addr(m, a, b, beta=3, alpha=2)
