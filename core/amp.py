@@ -13,6 +13,7 @@ float32) inside a region, as PyTorch's (see :class:`autocast` and
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import warnings
@@ -54,7 +55,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class autocast:
+class autocast(contextlib.ContextDecorator):
     """Run the ops of a region in a lower precision where PyTorch's autocast does:
     ``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``.
 
@@ -137,14 +138,6 @@ class autocast:
 
     def __exit__(self, *exc_info: object) -> None:
         self._region.__exit__()
-
-    def __call__(self, function: F) -> F:
-        @functools.wraps(function)
-        def in_region(*args: Any, **kwargs: Any) -> Any:
-            with self:
-                return function(*args, **kwargs)
-
-        return in_region  # type: ignore[return-value]
 
 
 #: The dtypes each device type's autocast takes (PyTorch's).

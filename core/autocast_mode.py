@@ -380,64 +380,57 @@ def listed(name: str) -> Callable[[F], F]:
 # or a composite function by its public name. Composites PyTorch makes of listed ops (einsum,
 # tensordot, ... on the CPU) are listed as those ops' kind.
 
+# On both device types:
+_LOWER = """
+    addbmm addmm baddbmm bmm chain_matmul conv_tbc einsum linalg.matrix_power matmul
+    matrix_power mm nn.functional.conv1d nn.functional.conv2d nn.functional.conv3d
+    nn.functional.conv_transpose1d nn.functional.conv_transpose2d
+    nn.functional.conv_transpose3d nn.functional.linear nn.functional.prelu
+    nn.functional.scaled_dot_product_attention vecdot
+"""
+_FP32 = """
+    binary_cross_entropy_with_logits cdist cosine_embedding_loss hinge_embedding_loss kl_div
+    margin_ranking_loss nn.functional.binary_cross_entropy_with_logits
+    nn.functional.cosine_embedding_loss nn.functional.hinge_embedding_loss
+    nn.functional.huber_loss nn.functional.kl_div nn.functional.l1_loss
+    nn.functional.margin_ranking_loss nn.functional.mse_loss nn.functional.multi_margin_loss
+    nn.functional.multilabel_margin_loss nn.functional.nll_loss
+    nn.functional.poisson_nll_loss nn.functional.smooth_l1_loss
+    nn.functional.soft_margin_loss nn.functional.triplet_margin_loss poisson_nll_loss prod
+    triplet_margin_loss
+"""
+# On one:
 _CPU_LOWER = """
-    addbmm addmm baddbmm bmm chain_matmul conv_tbc einsum linalg.matrix_power
-    matmul matrix_power mm nn.functional.affine_grid nn.functional.conv1d
-    nn.functional.conv2d nn.functional.conv3d nn.functional.conv_transpose1d
-    nn.functional.conv_transpose2d nn.functional.conv_transpose3d nn.functional.linear
-    nn.functional.prelu nn.functional.scaled_dot_product_attention tensordot vecdot
+    nn.functional.affine_grid tensordot
 """
 _CPU_FP32 = """
-    binary_cross_entropy_with_logits cdist cholesky cholesky_inverse cholesky_solve
-    cosine_embedding_loss ctc_loss fft.fft fft.fft2 fft.fftn fft.hfft fft.ifft fft.ifft2
-    fft.ifftn fft.ihfft fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn geqrf
-    hinge_embedding_loss inverse kl_div linalg.cholesky
-    linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh
-    linalg.inv linalg.matrix_rank linalg.qr linalg.solve
-    linalg.svd linalg.svdvals lu lu_solve
-    margin_ranking_loss nanquantile nn.functional.adaptive_avg_pool3d
+    cholesky cholesky_inverse cholesky_solve ctc_loss fft.fft fft.fft2 fft.fftn fft.hfft
+    fft.ifft fft.ifft2 fft.ifftn fft.ihfft fft.irfft fft.irfft2 fft.irfftn fft.rfft
+    fft.rfft2 fft.rfftn geqrf inverse linalg.cholesky linalg.eig linalg.eigh linalg.eigvals
+    linalg.eigvalsh linalg.inv linalg.matrix_rank linalg.qr linalg.solve linalg.svd
+    linalg.svdvals lu lu_solve nanquantile nn.functional.adaptive_avg_pool3d
     nn.functional.adaptive_max_pool3d nn.functional.adaptive_max_pool3d_with_indices
-    nn.functional.avg_pool3d nn.functional.binary_cross_entropy
-    nn.functional.binary_cross_entropy_with_logits nn.functional.cosine_embedding_loss
-    nn.functional.cross_entropy nn.functional.ctc_loss nn.functional.fractional_max_pool2d
+    nn.functional.avg_pool3d nn.functional.binary_cross_entropy nn.functional.cross_entropy
+    nn.functional.ctc_loss nn.functional.fractional_max_pool2d
     nn.functional.fractional_max_pool2d_with_indices nn.functional.fractional_max_pool3d
     nn.functional.fractional_max_pool3d_with_indices nn.functional.grid_sample
-    nn.functional.hinge_embedding_loss nn.functional.huber_loss nn.functional.kl_div
-    nn.functional.l1_loss nn.functional.margin_ranking_loss nn.functional.max_pool3d
-    nn.functional.max_unpool2d nn.functional.max_unpool3d nn.functional.mse_loss
-    nn.functional.multi_margin_loss nn.functional.multilabel_margin_loss
-    nn.functional.nll_loss nn.functional.poisson_nll_loss nn.functional.smooth_l1_loss
-    nn.functional.soft_margin_loss nn.functional.triplet_margin_loss orgqr ormqr pinverse
-    poisson_nll_loss polar prod qr quantile stft svd trace triangular_solve
-    triplet_margin_loss view_as_complex
+    nn.functional.max_pool3d nn.functional.max_unpool2d nn.functional.max_unpool3d orgqr
+    ormqr pinverse polar qr quantile stft svd trace triangular_solve view_as_complex
 """
 _CPU_PROMOTE = """
     concat index_copy stack
 """
 _CUDA_LOWER = """
-    addbmm addmm addmv addr baddbmm bmm chain_matmul conv_tbc convolution einsum gru_cell
-    linalg.matrix_power lstm_cell matmul matrix_power mm mv
-    nn.functional.conv1d nn.functional.conv2d nn.functional.conv3d
-    nn.functional.conv_transpose1d nn.functional.conv_transpose2d
-    nn.functional.conv_transpose3d nn.functional.linear nn.functional.prelu
-    nn.functional.scaled_dot_product_attention rnn_relu_cell rnn_tanh_cell vecdot
+    addmv addr convolution gru_cell lstm_cell mv rnn_relu_cell rnn_tanh_cell
 """
 _CUDA_FP32 = """
-    acos asin binary_cross_entropy_with_logits cdist cosh cosine_embedding_loss cumprod
-    cumsum dist erfinv exp expm1 frobenius_norm group_norm hinge_embedding_loss kl_div
-    layer_norm linalg.matrix_norm linalg.vector_norm log log10 log1p log2 logsumexp
-    margin_ranking_loss native_layer_norm nn.functional.binary_cross_entropy_with_logits
-    nn.functional.cosine_embedding_loss nn.functional.cosine_similarity
-    nn.functional.group_norm nn.functional.hinge_embedding_loss nn.functional.huber_loss
-    nn.functional.interpolate nn.functional.kl_div nn.functional.l1_loss
-    nn.functional.layer_norm nn.functional.log_softmax nn.functional.margin_ranking_loss
-    nn.functional.mse_loss nn.functional.multi_margin_loss
-    nn.functional.multilabel_margin_loss nn.functional.nll_loss nn.functional.pdist
-    nn.functional.poisson_nll_loss nn.functional.rms_norm nn.functional.smooth_l1_loss
-    nn.functional.soft_margin_loss nn.functional.softmax nn.functional.softplus
-    nn.functional.triplet_margin_loss nn.functional.upsample nn.functional.upsample_bilinear
-    nn.functional.upsample_nearest norm nuclear_norm poisson_nll_loss pow prod reciprocal
-    renorm rsqrt sinh sum tan triplet_margin_loss
+    acos asin cosh cumprod cumsum dist erfinv exp expm1 frobenius_norm group_norm layer_norm
+    linalg.matrix_norm linalg.vector_norm log log10 log1p log2 logsumexp native_layer_norm
+    nn.functional.cosine_similarity nn.functional.group_norm nn.functional.interpolate
+    nn.functional.layer_norm nn.functional.log_softmax nn.functional.pdist
+    nn.functional.rms_norm nn.functional.softmax nn.functional.softplus
+    nn.functional.upsample nn.functional.upsample_bilinear nn.functional.upsample_nearest
+    norm nuclear_norm pow reciprocal renorm rsqrt sinh sum tan
 """
 _CUDA_PROMOTE = """
     addcdiv addcmul atan2 cross dot index_put inner nn.functional.bilinear
@@ -451,10 +444,10 @@ _CUDA_REFUSED = """
 POLICIES: dict[str, dict[str, str]] = {
     device_type: {name: kind for kind, names in kinds.items() for name in names.split()}
     for device_type, kinds in {
-        "cpu": {"lower": _CPU_LOWER, "fp32": _CPU_FP32, "promote": _CPU_PROMOTE},
+        "cpu": {"lower": _LOWER + _CPU_LOWER, "fp32": _FP32 + _CPU_FP32, "promote": _CPU_PROMOTE},
         "cuda": {
-            "lower": _CUDA_LOWER,
-            "fp32": _CUDA_FP32,
+            "lower": _LOWER + _CUDA_LOWER,
+            "fp32": _FP32 + _CUDA_FP32,
             "promote": _CUDA_PROMOTE,
             "refused": _CUDA_REFUSED,
         },
