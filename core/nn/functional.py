@@ -222,6 +222,20 @@ def _check_same_dtype(
             )
 
 
+def _check_norm_dtypes(
+    function: str, input: Tensor, weight: Tensor | None, bias: Tensor | None
+) -> None:
+    """:func:`_check_same_dtype` for a normalization, which also takes a float16 or bfloat16
+    input with float32 parameters (it computes in float32 and gives the input's dtype), as
+    PyTorch's "mixed dtype" normalizations: a lowered activation (autocast) into a float32
+    LayerNorm or BatchNorm."""
+    if input.dtype in _dtypes.half_floats and all(
+        p is None or p.dtype is _dtypes.float32 for p in (weight, bias)
+    ):
+        return
+    _check_same_dtype(function, input, weight, bias)
+
+
 def _refuse_complex(function: str, *tensors: Tensor) -> None:
     """Refuse complex inputs where the formula is one of real numbers (PyTorch refuses them
     too): mse_loss of complex values gave mean((x - y) ** 2), itself complex."""
@@ -1762,7 +1776,7 @@ def batch_norm(
         raise ShapeError(
             f"batch_norm(): expected an input of shape (N, C, ...), got shape {input.shape}"
         )
-    _check_same_dtype("batch_norm", input, weight, bias)
+    _check_norm_dtypes("batch_norm", input, weight, bias)
     channels = input.shape[1]
     _check_running_statistics("batch_norm", running_mean=running_mean, running_var=running_var)
     _check_per_channel("batch_norm", channels, input, running_mean=running_mean,
@@ -1835,14 +1849,21 @@ def layer_norm(
             f"whose shape is {input.shape}"
         )
     _check_floating("layer_norm", input)
-    if weight is not None:
-        _check_same_dtype("layer_norm", input, weight, bias)
+    if weight is not None or bias is not None:
+        _check_norm_dtypes("layer_norm", input, weight, bias)
     for name, value in (("weight", weight), ("bias", bias)):
         if value is not None and value.shape != shape:
             raise ShapeError(
                 f"layer_norm(): {name} must have shape {shape} (normalized_shape), "
                 f"got {value.shape}"
             )
+    if input.dtype in _dtypes.half_floats and any(
+        p is not None and p.dtype is _dtypes.float32 for p in (weight, bias)
+    ):  # float32 parameters: in float32, rounded once to the input's dtype (PyTorch's)
+        wide = _ops.layer_norm(
+            _ops.astype(input, _dtypes.float32), weight, bias, ndim=len(shape), eps=eps
+        )
+        return _ops.astype(wide, input.dtype)
     return _ops.layer_norm(input, weight, bias, ndim=len(shape), eps=eps)
 
 
@@ -5440,7 +5461,7 @@ def group_norm(
             f"of the input {input.shape}, got {num_groups!r}"
         )
     _check_floating("group_norm", input)
-    _check_same_dtype("group_norm", input, weight, bias)
+    _check_norm_dtypes("group_norm", input, weight, bias)
     if input.dtype in _dtypes.half_floats:
         # Normalized, scaled and shifted in float32 and rounded once, as PyTorch's: the
         # normalized values rounded before the affine step were 96 ulp off where it cancels.
@@ -5487,7 +5508,7 @@ def instance_norm(
             f"spatial axis, got {input.shape}"
         )
     _check_floating("instance_norm", input)
-    _check_same_dtype("instance_norm", input, weight, bias)
+    _check_norm_dtypes("instance_norm", input, weight, bias)
     n, channels = input.shape[:2]
     _check_running_statistics("instance_norm", running_mean=running_mean, running_var=running_var)
     _check_channel_shapes(
@@ -5559,7 +5580,7 @@ def rms_norm(
         )
     _check_floating("rms_norm", input, complex_too=True)  # (as PyTorch: x ** 2)
     if weight is not None:
-        _check_same_dtype("rms_norm", input, weight, None)
+        _check_norm_dtypes("rms_norm", input, weight, None)
         if tuple(weight.shape) != shape:
             raise ShapeError(
                 f"rms_norm(): weight must have shape {shape} (normalized_shape), got {weight.shape}"
