@@ -12,6 +12,9 @@ depends on its kind in the device type's policy (:data:`POLICIES`):
   float32;
 - ``"promote"`` (cat, stack, ...): its floating-point arguments are cast to
   the widest of their dtypes and the region's.
+- ``"keep"`` (dot, mv, matrix_exp on the CPU): nothing is cast, and autocast is
+  off inside (PyTorch's kernels of these are not made of lowered products);
+- ``"refused"`` (binary_cross_entropy on CUDA): an error, as PyTorch's.
 
 The casts are ordinary differentiable ``astype`` calls: a float32 parameter
 used in bfloat16 gets a float32 gradient. A cast of a leaf that requires grad
@@ -19,6 +22,18 @@ used in bfloat16 gets a float32 gradient. A cast of a leaf that requires grad
 An op runs with autocast off in its thread, so the ops a composite function
 of the policy is made of are not cast again; functions outside the policy run
 as they are, and the listed ops inside them are cast.
+
+Where PyTorch's result depends on the arguments, plugrad follows the common case:
+``einsum`` and ``tensordot`` are lowered (PyTorch's only when they reach a matrix
+product: not ``einsum("ii->i")`` nor a contraction of every axis), ``inner`` too (PyTorch's
+of two vectors is a float32 ``dot``), ``nn.functional.max_pool3d`` is float32 with
+``return_indices`` too, and ``nn.functional.pad`` keeps its input's dtype in every mode
+(PyTorch's reflect and replicate pads are float32). ``linalg.pinv`` and ``cov`` stay
+float32 (PyTorch's end in a lowered product), and so do the RNN, LSTM and GRU modules
+(PyTorch's CPU LSTM and RNN layers are lowered). A cast cached in a region is kept per
+dtype (PyTorch's would hand a nested float16 region its bfloat16 cast). Backward runs
+outside the region, in the dtypes the forward used; a compiled step runs eagerly
+inside a region.
 
 What it costs outside a region: nothing on the per-op path. The generated
 functions of the listed ops are given autocasting entries while a region is
@@ -47,6 +62,7 @@ __all__ = [
     "device_type_of",
     "enabled_dtype",
     "enabled_here",
+    "install_listed",
     "is_listed",
     "register_scope",
     "region",
@@ -232,6 +248,8 @@ def _tensors_of(values: Iterable[Any]) -> Iterable[Tensor]:
 
 def _target(kind: str, dtype: _dtypes.DType, tensors: list[Tensor], device_type: str) -> Any:
     """The dtype the eligible arguments are cast to (``None``: none is cast)."""
+    if kind == "keep":
+        return None
     if kind == "lower":
         return dtype
     if kind == "fp32":
@@ -256,7 +274,8 @@ def _cast_all(values: tuple[Any, ...], target: _dtypes.DType, device_type: str) 
 
 def _policy_of(name: str, values: Iterable[Any], dtype_given: bool) -> tuple[str, Any] | None:
     """What to do for a call of ``name`` with ``values`` in this thread: ``(device type,
-    target dtype)``, or ``None`` where nothing is cast. ``dtype_given``: the call names its
+    target dtype)`` (``None`` for a ``"keep"`` function: it runs as it is, with autocast off
+    inside), or ``None`` where autocast has nothing to do. ``dtype_given``: the call names its
     result's dtype, which an ``"fp32"`` op then keeps (PyTorch's ``sum(x, dtype=...)``)."""
     if _thread.suspended or not _thread.enabled:
         return None
@@ -289,7 +308,7 @@ def _op_name(op: Any) -> str:
 
 def _cast_inputs(op: Any, inputs: tuple[Any, ...], params: Any) -> tuple[Any, ...]:
     found = _policy_of(_op_name(op), inputs, bool(params) and params.get("dtype") is not None)
-    if found is None:
+    if found is None or found[1] is None:
         return inputs
     return _cast_all(inputs, found[1], found[0])
 
@@ -361,17 +380,37 @@ def listed(name: str) -> Callable[[F], F]:
             if found is None:
                 return function(*args, **kwargs)
             device_type, target = found
-            args = _cast_all(args, target, device_type)
-            kwargs = dict(zip(kwargs, _cast_all(tuple(kwargs.values()), target, device_type)))
+            if target is not None:
+                args = _cast_all(args, target, device_type)
+                values = _cast_all(tuple(kwargs.values()), target, device_type)
+                kwargs = dict(zip(kwargs, values))
             _thread.suspended += 1
             try:
                 return function(*args, **kwargs)
             finally:
                 _thread.suspended -= 1
 
+        call.__autocast_listed__ = name  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
 
     return decorate
+
+
+def install_listed(module: Any, prefix: str) -> None:
+    """Give the functions of ``module`` that the policies list as ``<prefix><name>`` their
+    autocast (for a module of a lower layer than this one: ``plugrad.linalg``'s own
+    functions, which plugin loading installs beside the generated ones)."""
+    names = {
+        n[len(prefix) :] for policy in POLICIES.values() for n in policy if n.startswith(prefix)
+    }
+    for name in names:
+        function = module.__dict__.get(name)
+        if (
+            callable(function)
+            and not hasattr(function, "__op__")
+            and not hasattr(function, "__autocast_listed__")
+        ):
+            setattr(module, name, listed(prefix + name)(function))
 
 
 # -- the policies --------------------------------------------------------------------------
@@ -386,7 +425,7 @@ _LOWER = """
     matrix_power mm nn.functional.conv1d nn.functional.conv2d nn.functional.conv3d
     nn.functional.conv_transpose1d nn.functional.conv_transpose2d
     nn.functional.conv_transpose3d nn.functional.linear nn.functional.prelu
-    nn.functional.scaled_dot_product_attention vecdot
+    nn.functional.scaled_dot_product_attention rnn_relu_cell rnn_tanh_cell vecdot
 """
 _FP32 = """
     binary_cross_entropy_with_logits cdist cosine_embedding_loss hinge_embedding_loss kl_div
@@ -400,28 +439,33 @@ _FP32 = """
     triplet_margin_loss
 """
 # On one:
+_CPU_KEEP = """
+    convolution dot linalg.lu_solve linalg.matrix_exp matrix_exp mv vdot
+"""
 _CPU_LOWER = """
     nn.functional.affine_grid tensordot
 """
 _CPU_FP32 = """
     cholesky cholesky_inverse cholesky_solve ctc_loss fft.fft fft.fft2 fft.fftn fft.hfft
     fft.ifft fft.ifft2 fft.ifftn fft.ihfft fft.irfft fft.irfft2 fft.irfftn fft.rfft
-    fft.rfft2 fft.rfftn geqrf inverse linalg.cholesky linalg.eig linalg.eigh linalg.eigvals
-    linalg.eigvalsh linalg.inv linalg.matrix_rank linalg.qr linalg.solve linalg.svd
-    linalg.svdvals lu lu_solve nanquantile nn.functional.adaptive_avg_pool3d
-    nn.functional.adaptive_max_pool3d nn.functional.adaptive_max_pool3d_with_indices
-    nn.functional.avg_pool3d nn.functional.binary_cross_entropy nn.functional.cross_entropy
-    nn.functional.ctc_loss nn.functional.fractional_max_pool2d
-    nn.functional.fractional_max_pool2d_with_indices nn.functional.fractional_max_pool3d
-    nn.functional.fractional_max_pool3d_with_indices nn.functional.grid_sample
-    nn.functional.max_pool3d nn.functional.max_unpool2d nn.functional.max_unpool3d orgqr
-    ormqr pinverse polar qr quantile stft svd trace triangular_solve view_as_complex
+    fft.rfft2 fft.rfftn geqrf inverse linalg.cholesky linalg.cholesky_ex linalg.cond
+    linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh linalg.householder_product
+    linalg.inv linalg.inv_ex linalg.lstsq linalg.matrix_rank linalg.qr linalg.solve
+    linalg.svd linalg.svdvals linalg.tensorinv linalg.tensorsolve lu lu_solve nanquantile
+    nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool3d
+    nn.functional.adaptive_max_pool3d_with_indices nn.functional.avg_pool3d
+    nn.functional.binary_cross_entropy nn.functional.cross_entropy nn.functional.ctc_loss
+    nn.functional.fractional_max_pool2d nn.functional.fractional_max_pool2d_with_indices
+    nn.functional.fractional_max_pool3d nn.functional.fractional_max_pool3d_with_indices
+    nn.functional.grid_sample nn.functional.max_pool3d nn.functional.max_unpool1d
+    nn.functional.max_unpool2d nn.functional.max_unpool3d orgqr ormqr pinverse polar qr
+    quantile stft svd trace triangular_solve view_as_complex
 """
 _CPU_PROMOTE = """
     concat index_copy stack
 """
 _CUDA_LOWER = """
-    addmv addr convolution gru_cell lstm_cell mv rnn_relu_cell rnn_tanh_cell
+    addmv addr convolution gru_cell lstm_cell mv
 """
 _CUDA_FP32 = """
     acos asin cosh cumprod cumsum dist erfinv exp expm1 frobenius_norm group_norm layer_norm
@@ -440,11 +484,16 @@ _CUDA_REFUSED = """
     nn.functional.binary_cross_entropy
 """
 
-#: Device type -> {name -> "lower", "fp32", "promote" or "refused"}.
+#: Device type -> {name -> "lower", "fp32", "promote", "keep" or "refused"}.
 POLICIES: dict[str, dict[str, str]] = {
     device_type: {name: kind for kind, names in kinds.items() for name in names.split()}
     for device_type, kinds in {
-        "cpu": {"lower": _LOWER + _CPU_LOWER, "fp32": _FP32 + _CPU_FP32, "promote": _CPU_PROMOTE},
+        "cpu": {
+            "lower": _LOWER + _CPU_LOWER,
+            "fp32": _FP32 + _CPU_FP32,
+            "promote": _CPU_PROMOTE,
+            "keep": _CPU_KEEP,
+        },
         "cuda": {
             "lower": _LOWER + _CUDA_LOWER,
             "fp32": _FP32 + _CUDA_FP32,

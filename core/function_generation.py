@@ -71,6 +71,8 @@ def install_functions(builtin: set[str], aliases: dict[str, str]) -> None:
         elif function.__module__ in extensions:
             setattr(extensions[function.__module__], alias, function)
     _state.aliases = dict(aliases)
+    # plugrad.linalg's own composites (lstsq, inv_ex, ...) sit below autocast's layer
+    _autocast_mode.install_listed(extensions["plugrad.linalg"], "linalg.")
     public = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
     # Extension functions are reached as xp.linalg.<name> / xp.fft.<name>, as in the
     # backends' namespaces (plugrad.fft.fft must not hide the module plugrad.fft).

@@ -314,6 +314,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return _linalg.pinv(_tensor("pinverse", input), rtol=rcond)
 
 
+@_autocast.listed("matrix_exp")
 def matrix_exp(input: Tensor) -> Tensor:
     """The exponential of a square matrix (or of each in a batch); ``linalg.matrix_exp``.
 

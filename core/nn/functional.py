@@ -4850,6 +4850,7 @@ def max_unpool3d(
     return _max_unpool(function, input, indices, kernel, step, pad, output_size)
 
 
+@_autocast.listed("nn.functional.max_unpool1d")
 def max_unpool1d(
     input: Tensor,
     indices: Tensor,
