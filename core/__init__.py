@@ -43,6 +43,7 @@ from . import (  # noqa: F401
     ops,
     optim,
     pickling,
+    signal,
     tensor_hooks,
     tensor_indexing,
     tensor_interop,

@@ -18,7 +18,7 @@ from typing import Any
 from . import anomaly as anomaly_mode
 from . import autograd_functional as functional
 from . import autograd_graph as graph
-from . import function, grad_mode
+from . import forward_ad, function, grad_mode
 from . import ops as _ops
 from .anomaly import (
     detect_anomaly,
@@ -40,7 +40,7 @@ from .tensor import Tensor
 # PyTorch's submodules of these names are plugrad's modules.
 for _name, _module in [
     ("functional", functional), ("function", function), ("grad_mode", grad_mode),
-    ("anomaly_mode", anomaly_mode), ("graph", graph),
+    ("anomaly_mode", anomaly_mode), ("graph", graph), ("forward_ad", forward_ad),
 ]:  # fmt: skip
     sys.modules[f"{__name__}.{_name}"] = _module
 del _name, _module
@@ -54,6 +54,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "set_detect_anomaly",
+    "forward_ad",
     "function",
     "functional",
     "graph",
