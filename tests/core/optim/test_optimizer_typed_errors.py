@@ -10,14 +10,16 @@ from plugrad.errors import ArgumentError, InvalidArgumentError, PlugradError
 
 torch = pytest.importorskip("torch")
 
-OPTIMIZERS = ["SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Rprop", "ASGD", "LBFGS", "Adafactor"]
+OPTIMIZERS = [
+    "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Rprop", "ASGD", "LBFGS", "Adafactor", "Muon",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", OPTIMIZERS)
 def test_a_group_lr_of_none_is_refused_before_any_state_is_made(name: str) -> None:
     # SGD, Adam... raised TypeError from the update (Adam after making the state), LBFGS
     # from float(None); as PyTorch's, a TypeError still.
-    w = plugrad.nn.Parameter(plugrad.tensor([1.0, -2.0]))
+    w = plugrad.nn.Parameter(plugrad.tensor([[1.0, -2.0]]))  # (a matrix: Muon takes those only)
     opt = getattr(plugrad.optim, name)([w], lr=0.1)
     (w * w).sum().backward()
     state_before = {k: dict(v) for k, v in opt.state.items()}
@@ -27,7 +29,7 @@ def test_a_group_lr_of_none_is_refused_before_any_state_is_made(name: str) -> No
         opt.step(closure)
     assert isinstance(error.value, TypeError)
     assert {k: dict(v) for k, v in opt.state.items()} == state_before
-    assert w.tolist() == [1.0, -2.0]
+    assert w.tolist() == [[1.0, -2.0]]
 
 
 @pytest.mark.parametrize(
