@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,3 +28,26 @@ def _step_both(opt: Any, ours: dict, loss: Any, reference: Any, reference_loss: 
 @pytest.fixture
 def step_both() -> Callable[..., None]:
     return _step_both
+
+
+def _refuses_each(
+    opt: Any, saved: dict, cases: list[tuple[Callable[[dict], Any], Any, str]]
+) -> None:
+    """Load into ``opt`` each copy of ``saved`` that ``change`` breaks: ``error`` is raised,
+    matching ``message``, and the optimizer keeps its groups and state as they were."""
+
+    def now() -> tuple[str, dict]:
+        return repr(opt.param_groups), {i: dict(e) for i, e in opt.state_dict()["state"].items()}
+
+    before = now()
+    for change, error, message in cases:
+        broken = copy.deepcopy(saved)
+        change(broken)
+        with pytest.raises(error, match=re.escape(message)):
+            opt.load_state_dict(broken)
+        assert now() == before
+
+
+@pytest.fixture
+def refuses_each() -> Callable[..., None]:
+    return _refuses_each
