@@ -91,11 +91,7 @@ class autocast(contextlib.ContextDecorator):
         enabled: bool = True,
         cache_enabled: bool | None = None,
     ) -> None:
-        if not isinstance(device_type, str):
-            raise ArgumentError(
-                f"autocast() takes a device type such as 'cpu', got {device_type!r}"
-            )
-        device_type = _device_type_checked("autocast", device_type).partition(":")[0]
+        device_type = _checked_autocast_device("autocast", device_type)
         enabled = checked_bool("autocast(): enabled", enabled)
         if enabled and device_type not in _AUTOCAST_DTYPES:
             raise NotSupportedError(
@@ -316,12 +312,7 @@ def _cast_floating(value: Any, device_type: str, dtype: _dtypes.DType) -> Any:
     """``value`` with its floating-point tensors of ``device_type`` (not float64 ones) cast to
     ``dtype``, also inside lists, tuples and dicts."""
     if isinstance(value, Tensor):
-        eligible = (
-            value.dtype.kind == "real floating"
-            and _autocast_mode.device_type_of(value._device) == device_type
-            and value.dtype is not _dtypes.float64
-        )
-        return _ops.astype(value, dtype) if eligible else value
+        return _ops.astype(value, dtype) if _autocast_mode.eligible(value, device_type) else value
     if isinstance(value, dict):
         return {key: _cast_floating(item, device_type, dtype) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

@@ -56,16 +56,21 @@ from .tensor import Tensor
 
 __all__ = [
     "POLICIES",
-    "listed",
+    "cache_enabled",
     "clear_cache",
     "default_dtype",
     "device_type_of",
+    "eligible",
     "enabled_dtype",
     "enabled_here",
     "install_listed",
     "is_listed",
+    "listed",
     "register_scope",
     "region",
+    "set_cache_enabled",
+    "set_default_dtype",
+    "set_enabled",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -98,9 +103,9 @@ _lock = threading.Lock()
 _enabled_count = 0
 #: Whether the listed composite functions look at the thread's state (``_enabled_count > 0``).
 active = False
-#: Op name -> the globals of the functions generated for it, given autocasting entries while
+#: The globals of the functions generated for listed ops, given autocasting entries while
 #: ``active``.
-_scopes: dict[str, list[dict[str, Any]]] = {}
+_scopes: list[dict[str, Any]] = []
 
 
 def default_dtype(device_type: str) -> _dtypes.DType:
@@ -121,7 +126,7 @@ def enabled_dtype(device_type: str) -> _dtypes.DType | None:
 
 def enabled_here() -> bool:
     """Whether autocast is enabled for some device type in this thread."""
-    return bool(_thread.enabled)
+    return active and bool(_thread.enabled)
 
 
 def set_enabled(device_type: str, enabled: bool) -> None:
@@ -139,9 +144,8 @@ def set_enabled(device_type: str, enabled: bool) -> None:
         now = _enabled_count > 0
         if now != active:
             active = now
-            for scopes in _scopes.values():
-                for scope in scopes:
-                    _swap_entries(scope, now)
+            for scope in _scopes:
+                _swap_entries(scope, now)
 
 
 def cache_enabled() -> bool:
@@ -208,7 +212,7 @@ def device_type_of(device: Any) -> str:
     return found
 
 
-def _eligible(x: Any, device_type: str) -> bool:
+def eligible(x: Any, device_type: str) -> bool:
     """A floating-point tensor of ``device_type`` other than float64: what autocast casts."""
     return (
         isinstance(x, Tensor)
@@ -219,7 +223,7 @@ def _eligible(x: Any, device_type: str) -> bool:
 
 
 def _cast(x: Any, dtype: _dtypes.DType, device_type: str) -> Any:
-    if not _eligible(x, device_type) or x.dtype is dtype:
+    if not eligible(x, device_type) or x.dtype is dtype:
         return x
     cacheable = (
         _thread.cache_enabled
@@ -352,13 +356,12 @@ def is_listed(name: str) -> bool:
 
 
 def register_scope(op: Any, scope: dict[str, Any]) -> None:
-    """Take part the function generated for ``op`` (its globals ``scope``) in autocast, where
-    a policy lists the op."""
-    name = _op_name(op)
-    if not is_listed(name):
+    """Make the function generated for ``op`` (its globals ``scope``) take part in autocast,
+    where a policy lists the op."""
+    if not is_listed(_op_name(op)):
         return
     with _lock:
-        _scopes.setdefault(name, []).append(scope)
+        _scopes.append(scope)
         if active:
             _swap_entries(scope, True)
 

@@ -240,7 +240,7 @@ class CompiledFunction:
             return self._eager_in_mode(
                 key, args, kwargs, "anomaly mode is on, and it checks every gradient as it runs"
             )
-        if _autocast_mode.active and _autocast_mode.enabled_here():
+        if _autocast_mode.enabled_here():
             return self._eager_in_mode(
                 key, args, kwargs,
                 "autocast is enabled (plugrad.autocast), whose casts a plan does not follow",
@@ -1211,9 +1211,9 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tenso
     # (with saved-tensor hooks on, a call runs eagerly; its plans wait for them to go off)
     # (with autocast enabled in this thread too: it runs eagerly; its plans are those made
     # without). Checking mode last: key[-1] reads it.
-    autocast = _autocast_mode.active and _autocast_mode.enabled_here()
     return (
-        tuple(parts), _state.enabled, _saved_tensor_hooks.active > 0, autocast, _checking._enabled
+        tuple(parts), _state.enabled, _saved_tensor_hooks.active > 0,
+        _autocast_mode.enabled_here(), _checking._enabled,
     )  # fmt: skip
 
 
