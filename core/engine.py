@@ -398,12 +398,12 @@ class _Targets:
         self.nodes: dict[Any, dict[int, Tensor]] = {}
         if not inputs:
             raise InvalidArgumentError(f"{caller} got an empty inputs list")
+        described = caller + ": input {}"
         for index, tensor in enumerate(inputs):
             _requiring_grad(
-                tensor,
-                f"{caller}: input {index}",
-                "no gradient can flow to it; create it with requires_grad=True",
-            )
+                tensor, described, index, "no gradient can flow to it; create it with "
+                "requires_grad=True",
+            )  # fmt: skip
             if tensor._edge is None:
                 self.leaves.add(id(tensor))
             else:
@@ -433,18 +433,22 @@ class _Result:
         return None if entry is None else entry[1]
 
 
-def _requiring_grad(tensor: Any, described: str, advice: str) -> None:
-    """Raise unless ``tensor`` is a Tensor that requires grad (``described`` names it)."""
+def _requiring_grad(tensor: Any, described: str, index: int, advice: str) -> None:
+    """Raise unless ``tensor`` is a Tensor that requires grad (``described.format(index)``
+    names it, formatted only for the error: backward() checks its root at every call)."""
     if not isinstance(tensor, Tensor):
-        raise ArgumentError(f"{described} is a {type(tensor).__name__}, not a Tensor")
+        what = described.format(index)
+        raise ArgumentError(f"{what} is a {type(tensor).__name__}, not a Tensor")
     if not tensor._requires_grad:
-        raise BackwardError(f"{described} (shape {tensor.shape}) does not require grad: {advice}")
+        what = described.format(index)
+        raise BackwardError(f"{what} (shape {tensor.shape}) does not require grad: {advice}")
 
 
 def _root_edge(tensor: Any, index: int) -> tuple[Any, int]:
     _requiring_grad(
         tensor,
-        f"backward(): element {index} of tensors",
+        "backward(): element {} of tensors",
+        index,
         "it has no grad_fn, as nothing it was computed from requires grad. Create the inputs "
         "with requires_grad=True (and compute outside no_grad()) to get gradients.",
     )
