@@ -257,6 +257,8 @@ def _squeeze(xp: Any, x: Any, dim: Any = None, *, axis: Any = None) -> Any:
                     f"squeeze({dim if dim is not None else axis}): axis {a} is out of range for "
                     f"a tensor of {len(shape)} dimensions (valid: {-ndim} to {ndim - 1})"
                 )
+        if len({a % ndim for a in chosen}) != len(chosen):
+            raise ShapeError(f"squeeze(): dim {dim if dim is not None else axis} names a dim twice")
         axes = tuple(a % len(shape) for a in chosen if shape and shape[a] == 1)
     return xp.squeeze(x, axis=axes)
 

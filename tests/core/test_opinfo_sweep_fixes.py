@@ -208,6 +208,13 @@ def test_squeeze_of_a_0d_tensor_on_every_backend(installed_backend: str) -> None
                 torch.squeeze(t, axis)
             with pytest.raises(AxisError, match=r"give one in \[-1, 0\]"):
                 plugrad.squeeze(x, axis)
+        # 0 and -1 are the same axis of a 0-d tensor: naming both is refused, as PyTorch does
+        with pytest.raises(RuntimeError, match="appears multiple times"):
+            t.squeeze((0, -1))
+        with pytest.raises(ShapeError, match=r"names a.* twice"):
+            x.squeeze((0, -1))
+        with pytest.raises(ShapeError, match=r"names a.* twice"):
+            plugrad.squeeze(x, (0, -1))
 
 
 def test_squeeze_of_an_axis_out_of_range_names_it(installed_backend: str) -> None:
