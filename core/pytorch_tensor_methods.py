@@ -968,32 +968,43 @@ def cov(
         if _rules.any_true(_ops.any(given < 0), f"cov(): negative {name}", ArgumentError):
             raise ArgumentError(f"cov(): {name} cannot be negative")
         weights = given if weights is None else weights * given
+    # The dtypes are PyTorch's: the weights take part in promotion (float32 data with
+    # float64 aweights gives float64, float16 data with float32 aweights float32), their
+    # 0-d sums do not (complex64 data with float weights stays complex64).
     scale: Tensor | int
     if weights is None:
-        mean = _ops.mean(x, axis=1, keepdims=True)
+        centered = x - _ops.mean(x, axis=1, keepdims=True)
+        weighted = centered
         scale = n - correction
     else:
-        weights = _ops.astype(
-            weights, x.dtype if x.dtype.kind == "real floating" else _dtypes.float64
-        )
         total = _ops.sum(weights)
-        mean = _ops.sum(x * weights, axis=1, keepdims=True) / total
+        weighted = x * weights
+        centered = x - _ops.sum(weighted, axis=1, keepdims=True) / _of_precision(total, weighted)
+        weighted = centered * weights
         if aweights is None:
             scale = total - correction
         else:
-            aw = _ops.astype(aweights, weights.dtype)
-            scale = total - correction * _ops.sum(weights * aw) / total
-    centered = x - mean
-    weighted = centered if weights is None else centered * weights
+            scale = total - correction * _ops.sum(weights * aweights) / total
     product = _ops.matmul(
-        weighted,
-        _ops.conj(centered).mT if centered.dtype.kind == "complex floating" else centered.mT,
+        centered,
+        _ops.conj(weighted).mT if weighted.dtype.kind == "complex floating" else weighted.mT,
     )
-    result = (
-        product / _ops.maximum(scale, 0) if isinstance(scale, Tensor) else product / max(scale, 0)
-    )
+    if isinstance(scale, Tensor):
+        result = product / _of_precision(_ops.maximum(scale, 0), product)
+    else:
+        result = product / max(scale, 0)
     # One variable gives a 0-d result, as PyTorch's (a (1, 3) input too, not (1, 1)).
     return result[0, 0] if x.shape[0] == 1 else result
+
+
+def _of_precision(scalar: Tensor, like: Tensor) -> Tensor:
+    """A 0-d floating ``scalar`` in ``like``'s floating precision: PyTorch's 0-d tensors do
+    not promote an operation with a tensor of the same kind (an integer one promotes no
+    floating dtype: it is left as it is)."""
+    if scalar.dtype.kind != "real floating" or not _dtypes.is_differentiable(like.dtype):
+        return scalar
+    target = like.dtype.to_real()
+    return scalar if scalar.dtype == target else _ops.astype(scalar, target)
 
 
 def corrcoef(input: Tensor) -> Tensor:

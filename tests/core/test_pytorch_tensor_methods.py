@@ -315,6 +315,40 @@ def test_the_trace_method_sums_unsigned_matrices_in_int64_and_one_row_cov_is_0d(
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("data", ["float16", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize(
+    "weights",
+    [
+        "aweights float16",
+        "aweights float32",
+        "aweights float64",
+        "fweights",
+        "both float32",
+        "both float64",
+        "none",
+    ],
+)
+def test_cov_has_pytorchs_dtype_for_every_mix_of_data_and_weights(data: str, weights: str) -> None:
+    # The weights cast to the data's dtype (complex data: float64 weights) made complex64 data
+    # complex128, float16 data with float32 aweights float16 and float32 data with float64
+    # aweights float32; PyTorch promotes with the weights, not with their 0-d sums.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5)) + (1j * rng.standard_normal((3, 5)) if "complex" in data else 0)
+    aweights, fweights = rng.random(5), np.array([1, 2, 0, 1, 3])
+    results = []
+    for lib in (torch, plugrad):
+        kwargs = {}
+        if weights.startswith(("aweights", "both")):
+            kwargs["aweights"] = lib.tensor(aweights.astype(weights.split()[1]))
+        if weights.startswith(("fweights", "both")):
+            kwargs["fweights"] = lib.tensor(fweights)
+        results.append(lib.cov(lib.tensor(x.astype(data)), **kwargs))
+    theirs, ours = results
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    low = "16" in data or "float16" in weights
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-2 if low else 1e-5, atol=1e-3)
+
+
 def test_torch_functions_of_unsigned_integers_sum_in_int64_as_pytorchs() -> None:
     # plugrad.trace was the standard's linalg.trace (uint64); sum_to_size used its sum.
     counts = plugrad.ones((2, 3), dtype=plugrad.uint8)
