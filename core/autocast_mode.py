@@ -14,6 +14,8 @@ depends on its kind in the device type's policy (:data:`POLICIES`):
   the widest of their dtypes and the region's.
 - ``"keep"`` (dot, mv, matrix_exp on the CPU): nothing is cast, and autocast is
   off inside (PyTorch's kernels of these are not made of lowered products);
+- ``"fp32 lowered"`` (``linalg.pinv``): computed in float32, its result cast to the
+  region's dtype (PyTorch's is a composite that ends in a lowered product).
 - ``"refused"`` (binary_cross_entropy on CUDA): an error, as PyTorch's.
 
 The casts are ordinary differentiable ``astype`` calls: a float32 parameter
@@ -23,17 +25,17 @@ An op runs with autocast off in its thread, so the ops a composite function
 of the policy is made of are not cast again; functions outside the policy run
 as they are, and the listed ops inside them are cast.
 
-Where PyTorch's result depends on the arguments, plugrad follows the common case:
-``einsum`` and ``tensordot`` are lowered (PyTorch's only when they reach a matrix
-product: not ``einsum("ii->i")`` nor a contraction of every axis), ``inner`` too (PyTorch's
-of two vectors is a float32 ``dot``), ``nn.functional.max_pool3d`` is float32 with
-``return_indices`` too, and ``nn.functional.pad`` keeps its input's dtype in every mode
-(PyTorch's reflect and replicate pads are float32). ``linalg.pinv`` and ``cov`` stay
-float32 (PyTorch's end in a lowered product), and so do the RNN, LSTM and GRU modules
-(PyTorch's CPU LSTM and RNN layers are lowered). A cast cached in a region is kept per
-dtype (PyTorch's would hand a nested float16 region its bfloat16 cast). Backward runs
-outside the region, in the dtypes the forward used; a compiled step runs eagerly
-inside a region.
+Where PyTorch's kind depends on the arguments, so does plugrad's (:data:`BY_ARGUMENTS`):
+``einsum`` is lowered only where two operands share a label summed over (PyTorch's reaches
+``bmm`` only then), ``tensordot`` on the CPU unless it sums every axis, ``inner`` on the CPU
+unless both operands are vectors (a dot) or one is 0-d, and ``nn.functional.pad`` is float32
+on the CPU in ``"replicate"`` mode and in ``"reflect"`` mode over one or two dimensions. The
+``nn.LSTM`` and ``nn.RNN`` layers are lowered on the CPU (weights and states too), the
+``nn.GRU`` layer is not, as PyTorch's; on CUDA none of them is lowered.
+``nn.functional.max_pool3d`` is float32 with ``return_indices`` too. A cast cached in a
+region is kept per dtype (PyTorch's would hand a nested float16 region its bfloat16
+cast). Backward runs outside the region, in the dtypes the forward used; a compiled
+step runs eagerly inside a region.
 
 What it costs outside a region: nothing on the per-op path. The generated
 functions of the listed ops are given autocasting entries while a region is
@@ -43,10 +45,11 @@ functions (:func:`listed`) test one module flag per call.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple, TypeVar
 
 from . import dispatch as _dispatch
 from . import dtypes as _dtypes
@@ -55,8 +58,10 @@ from .errors import NotSupportedError
 from .tensor import Tensor
 
 __all__ = [
+    "BY_ARGUMENTS",
     "POLICIES",
     "cache_enabled",
+    "cast_for",
     "clear_cache",
     "default_dtype",
     "device_type_of",
@@ -71,6 +76,7 @@ __all__ = [
     "set_cache_enabled",
     "set_default_dtype",
     "set_enabled",
+    "suspended",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -276,14 +282,25 @@ def _cast_all(values: tuple[Any, ...], target: _dtypes.DType, device_type: str) 
     )
 
 
-def _policy_of(name: str, values: Iterable[Any], dtype_given: bool) -> tuple[str, Any] | None:
-    """What to do for a call of ``name`` with ``values`` in this thread: ``(device type,
-    target dtype)`` (``None`` for a ``"keep"`` function: it runs as it is, with autocast off
-    inside), or ``None`` where autocast has nothing to do. ``dtype_given``: the call names its
-    result's dtype, which an ``"fp32"`` op then keeps (PyTorch's ``sum(x, dtype=...)``)."""
+class _Plan(NamedTuple):
+    """What autocast does to one call: its device type, the dtype its eligible arguments are
+    cast to (``None``: none is cast) and the dtype its result is cast to (``None``: none)."""
+
+    device_type: str
+    target: Any
+    result: Any
+
+
+def _policy_of(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], dtype_given: bool
+) -> _Plan | None:
+    """What to do for a call of ``name`` with ``args`` and ``kwargs`` in this thread, or
+    ``None`` where autocast has nothing to do (a ``"keep"`` call's plan casts nothing: it
+    runs with autocast off inside). ``dtype_given``: the call names its result's dtype, which
+    an ``"fp32"`` op then keeps (PyTorch's ``sum(x, dtype=...)``)."""
     if _thread.suspended or not _thread.enabled:
         return None
-    tensors = list(_tensors_of(values))
+    tensors = list(_tensors_of((*args, *kwargs.values())))
     if not tensors:
         return None
     device_type = device_type_of(tensors[0]._device)
@@ -291,6 +308,9 @@ def _policy_of(name: str, values: Iterable[Any], dtype_given: bool) -> tuple[str
     if dtype is None:
         return None
     kind = POLICIES.get(device_type, {}).get(name)
+    rule = BY_ARGUMENTS.get((device_type, name))
+    if rule is not None:
+        kind = rule(kind, args, kwargs)
     if kind is None or (kind == "fp32" and dtype_given):
         return None
     if kind == "refused":
@@ -300,7 +320,16 @@ def _policy_of(name: str, values: Iterable[Any], dtype_given: bool) -> tuple[str
             "binary_cross_entropy_with_logits (BCEWithLogitsLoss) on the logits, or run it "
             f"under autocast({device_type!r}, enabled=False) with float32 inputs"
         )
-    return device_type, _target(kind, dtype, tensors, device_type)
+    if kind == "fp32 lowered":
+        return _Plan(device_type, _dtypes.float32, dtype)
+    return _Plan(device_type, _target(kind, dtype, tensors, device_type), None)
+
+
+def _cast_result(result: Any, dtype: _dtypes.DType, device_type: str) -> Any:
+    if isinstance(result, tuple):
+        parts = [_cast_result(r, dtype, device_type) for r in result]
+        return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
+    return _cast(result, dtype, device_type)
 
 
 # -- the listed ops' generated functions ---------------------------------------------------
@@ -310,29 +339,35 @@ def _op_name(op: Any) -> str:
     return f"{op.namespace}.{op.name}" if op.namespace else op.name
 
 
-def _cast_inputs(op: Any, inputs: tuple[Any, ...], params: Any) -> tuple[Any, ...]:
-    found = _policy_of(_op_name(op), inputs, bool(params) and params.get("dtype") is not None)
-    if found is None or found[1] is None:
-        return inputs
-    return _cast_all(inputs, found[1], found[0])
+def _run_op(op: Any, inputs: tuple[Any, ...], params: Any, run: Callable[..., Any]) -> Any:
+    """``run(inputs)``, the op's dispatch, with the op's autocast."""
+    plan = _policy_of(
+        _op_name(op), inputs, params or {}, bool(params) and params.get("dtype") is not None
+    )
+    if plan is None:
+        return run(inputs)
+    if plan.target is not None:
+        inputs = _cast_all(inputs, plan.target, plan.device_type)
+    result = run(inputs)
+    return result if plan.result is None else _cast_result(result, plan.result, plan.device_type)
 
 
 def _apply1(op: Any, x: Any, params: Any) -> Tensor:
-    (x,) = _cast_inputs(op, (x,), params)
-    return _dispatch.apply1(op, x, params)
+    return _run_op(op, (x,), params, lambda inputs: _dispatch.apply1(op, inputs[0], params))
 
 
 def _apply2(op: Any, x1: Any, x2: Any, params: Any) -> Tensor:
-    x1, x2 = _cast_inputs(op, (x1, x2), params)
-    return _dispatch.apply2(op, x1, x2, params)
+    return _run_op(
+        op, (x1, x2), params, lambda inputs: _dispatch.apply2(op, inputs[0], inputs[1], params)
+    )
 
 
 def _apply_n(op: Any, inputs: tuple[Any, ...], params: Any) -> Tensor:
-    return _dispatch.apply_n(op, _cast_inputs(op, inputs, params), params)
+    return _run_op(op, inputs, params, lambda inputs: _dispatch.apply_n(op, inputs, params))
 
 
 def _apply_general(op: Any, inputs: tuple[Any, ...], params: Any) -> Any:
-    return _dispatch.apply_general(op, _cast_inputs(op, inputs, params), params)
+    return _run_op(op, inputs, params, lambda inputs: _dispatch.apply_general(op, inputs, params))
 
 
 #: The entries of a generated function's globals, and their autocasting forms.
@@ -366,6 +401,32 @@ def register_scope(op: Any, scope: dict[str, Any]) -> None:
             _swap_entries(scope, True)
 
 
+@contextlib.contextmanager
+def suspended() -> Iterator[None]:
+    """Autocast off in this thread inside: the ops a function of the policy is made of are
+    not cast again."""
+    _thread.suspended += 1
+    try:
+        yield
+    finally:
+        _thread.suspended -= 1
+
+
+def cast_for(name: str, args: tuple[Any, ...]) -> Callable[[Any], Any] | None:
+    """For a function of the policy that uses tensors beyond its arguments (a module's
+    weights): the cast its kind gives each tensor it uses in this thread's region, or
+    ``None`` where autocast leaves it alone (run it with :func:`suspended` otherwise)."""
+    if not active:
+        return None
+    plan = _policy_of(name, args, {}, False)
+    if plan is None:
+        return None
+    target = plan.target
+    if target is None:
+        return lambda x: x
+    return lambda x: _cast(x, target, plan.device_type)
+
+
 # -- the listed composite functions --------------------------------------------------------
 
 
@@ -379,19 +440,18 @@ def listed(name: str) -> Callable[[F], F]:
         def call(*args: Any, **kwargs: Any) -> Any:
             if not active:
                 return function(*args, **kwargs)
-            found = _policy_of(name, (*args, *kwargs.values()), kwargs.get("dtype") is not None)
-            if found is None:
+            plan = _policy_of(name, args, kwargs, kwargs.get("dtype") is not None)
+            if plan is None:
                 return function(*args, **kwargs)
-            device_type, target = found
-            if target is not None:
-                args = _cast_all(args, target, device_type)
-                values = _cast_all(tuple(kwargs.values()), target, device_type)
+            if plan.target is not None:
+                args = _cast_all(args, plan.target, plan.device_type)
+                values = _cast_all(tuple(kwargs.values()), plan.target, plan.device_type)
                 kwargs = dict(zip(kwargs, values))
-            _thread.suspended += 1
-            try:
-                return function(*args, **kwargs)
-            finally:
-                _thread.suspended -= 1
+            with suspended():
+                result = function(*args, **kwargs)
+            if plan.result is None:
+                return result
+            return _cast_result(result, plan.result, plan.device_type)
 
         call.__autocast_listed__ = name  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
@@ -446,7 +506,7 @@ _CPU_KEEP = """
     convolution dot linalg.lu_solve linalg.matrix_exp matrix_exp mv vdot
 """
 _CPU_LOWER = """
-    nn.functional.affine_grid tensordot
+    nn.LSTM nn.RNN nn.functional.affine_grid tensordot
 """
 _CPU_FP32 = """
     cholesky cholesky_inverse cholesky_solve ctc_loss fft.fft fft.fft2 fft.fftn fft.hfft
@@ -483,11 +543,15 @@ _CUDA_PROMOTE = """
     addcdiv addcmul atan2 cross dot index_put inner nn.functional.bilinear
     nn.functional.grid_sample scatter_add tensordot vdot
 """
+# Both device types: linear algebra that ends in a lowered product.
+_FP32_LOWERED = """
+    linalg.pinv
+"""
 _CUDA_REFUSED = """
     nn.functional.binary_cross_entropy
 """
 
-#: Device type -> {name -> "lower", "fp32", "promote", "keep" or "refused"}.
+#: Device type -> {name -> "lower", "fp32", "promote", "keep", "fp32 lowered" or "refused"}.
 POLICIES: dict[str, dict[str, str]] = {
     device_type: {name: kind for kind, names in kinds.items() for name in names.split()}
     for device_type, kinds in {
@@ -496,12 +560,83 @@ POLICIES: dict[str, dict[str, str]] = {
             "fp32": _FP32 + _CPU_FP32,
             "promote": _CPU_PROMOTE,
             "keep": _CPU_KEEP,
+            "fp32 lowered": _FP32_LOWERED,
         },
         "cuda": {
             "lower": _LOWER + _CUDA_LOWER,
             "fp32": _FP32 + _CUDA_FP32,
             "promote": _CUDA_PROMOTE,
             "refused": _CUDA_REFUSED,
+            "fp32 lowered": _FP32_LOWERED,
         },
     }.items()
+}
+
+
+# Where PyTorch's kind depends on the arguments (its function is a composite that reaches a
+# listed op for some arguments only), a rule gives a call's kind from its arguments and the
+# table's kind (None: autocast leaves the call as it is). "fp32 lowered": the function runs in
+# float32 and its result is cast to the region's dtype (PyTorch's ends in a lowered product).
+
+
+def _einsum_kind(kind: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Lowered where a label that two or more operands share is summed over (PyTorch's
+    einsum then reaches bmm); kept otherwise (its sums, diagonals and outer products)."""
+    equation = args[0] if args else kwargs.get("equation")
+    if not isinstance(equation, str):
+        return kind
+    inputs, arrow, output = equation.replace(" ", "").replace("...", ".").partition("->")
+    terms = inputs.split(",")
+    if not arrow:  # the implicit output: the labels that stand once, and the ellipsis
+        output = "".join(c for c in inputs if c == "." or inputs.count(c) == 1)
+    shared = {c for c in inputs if c != "," and sum(c in term for term in terms) > 1}
+    return kind if shared - set(output) else "keep"
+
+
+def _tensordot_kind(kind: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Kept where every axis of both operands is summed over (PyTorch's product of 1x1
+    matrices is not lowered), else the table's."""
+    x1, x2 = args[0], args[1]
+    axes = kwargs.get("dims")
+    if axes is None:
+        axes = kwargs.get("axes", 2)
+    if isinstance(axes, int):
+        every = axes == x1.ndim == x2.ndim
+    else:
+        first, second = axes
+        every = len(_as_sequence(first)) == x1.ndim and len(_as_sequence(second)) == x2.ndim
+    return "keep" if every else kind
+
+
+def _as_sequence(axes: Any) -> tuple[Any, ...]:
+    return tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
+
+
+def _inner_kind(kind: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """PyTorch's inner on the CPU: of two vectors a dot (kept), with a 0-d operand a product
+    (not listed), else a lowered tensordot."""
+    x1, x2 = args[0], args[1] if len(args) > 1 else kwargs.get("other")
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or 0 in (x1.ndim, x2.ndim):
+        return None
+    return "keep" if x1.ndim == x2.ndim == 1 else "lower"
+
+
+def _pad_kind(kind: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """PyTorch's CPU list has reflection_pad1d/2d and replication_pad1d/2d/3d in float32."""
+    mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+    pad = args[1] if len(args) > 1 else kwargs.get("pad", ())
+    if mode == "replicate" or (mode == "reflect" and len(pad) <= 4):
+        return "fp32"
+    return None
+
+
+#: (device type, name) -> the rule of a function whose kind depends on its arguments.
+BY_ARGUMENTS: dict[
+    tuple[str, str], Callable[[str | None, tuple[Any, ...], dict[str, Any]], str | None]
+] = {
+    ("cpu", "einsum"): _einsum_kind,
+    ("cuda", "einsum"): _einsum_kind,
+    ("cpu", "tensordot"): _tensordot_kind,
+    ("cpu", "inner"): _inner_kind,
+    ("cpu", "nn.functional.pad"): _pad_kind,
 }

@@ -2353,6 +2353,7 @@ def _source_positions(mode: str, length: int, before: int, after: int) -> list[i
     return [-i if i < 0 else 2 * (length - 1) - i if i >= length else i for i in positions]
 
 
+@_autocast.listed("nn.functional.pad")
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:

@@ -47,6 +47,8 @@ __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "R
 #: ``hidden_size``, in PyTorch's order (LSTM: i, f, g, o; GRU: r, z, n).
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 _NONLINEARITIES = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+#: The layers' names in the autocast policies.
+_AUTOCAST_NAMES = {"RNN_TANH": "nn.RNN", "RNN_RELU": "nn.RNN", "LSTM": "nn.LSTM", "GRU": "nn.GRU"}
 
 
 # -- checks -------------------------------------------------------------------------------
@@ -618,13 +620,18 @@ class RNNBase(Module):
         c: Tensor | None,
         reverse: bool,
         running: list[Tensor] | None,
+        cast: Callable[[Tensor], Tensor] | None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """Run layer-and-direction ``index`` over ``input`` (time first) from ``h`` (and
         ``c``); return its outputs for every step, and its last ``h`` and ``c``.
 
         ``running[t]`` (packed inputs) says which sequences run at step ``t``: the others
-        keep their state (before they start, reversed, and after they end)."""
+        keep their state (before they start, reversed, and after they end). ``cast``: the
+        weights' autocast (see :meth:`_run`)."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(index)
+        if cast is not None:
+            w_ih, w_hh = cast(w_ih), cast(w_hh)
+            b_ih, b_hh, w_hr = (None if w is None else cast(w) for w in (b_ih, b_hh, w_hr))
         if self.mode != "GRU" and b_ih is not None:
             b_ih, b_hh = b_ih + b_hh, None  # added once here instead of once per step
         gi = _ops.linear(input, w_ih)
@@ -647,9 +654,24 @@ class RNNBase(Module):
         return _ops.stack(outputs, axis=0), h, c
 
     def _run(self, input: Any, states: tuple[Any, ...]) -> tuple[Any, list[Tensor]]:
-        """The output and the final states of ``forward``, in the input's layout."""
+        """The output and the final states of ``forward``, in the input's layout.
+
+        In an autocast region the input, states and weights are cast as PyTorch's CPU
+        autocast casts its LSTM and RNN layers (lowered; its GRU layer is not listed)."""
+        data = input.data if isinstance(input, PackedSequence) else input
+        cast = _autocast.cast_for(_AUTOCAST_NAMES[self.mode], (data, *states))
+        if cast is None:
+            return self._run_cast(input, states, None)
+        with _autocast.suspended():
+            return self._run_cast(input, states, cast)
+
+    def _run_cast(
+        self, input: Any, states: tuple[Any, ...], cast: Callable[[Tensor], Tensor] | None
+    ) -> tuple[Any, list[Tensor]]:
         packed = input if isinstance(input, PackedSequence) else None
         input, initial, batched, lengths = self._prepare(input, states)
+        if cast is not None:
+            input, initial = cast(input), [cast(state) for state in initial]
         running = None
         if lengths is not None:
             counts = asarray(lengths, device=input.device)[:, None]
@@ -664,7 +686,7 @@ class RNNBase(Module):
                 index = layer * directions + direction
                 h0 = initial[0][index]
                 c0 = initial[1][index] if len(initial) == 2 else None
-                output, h, c = self._scan(input, index, h0, c0, direction == 1, running)
+                output, h, c = self._scan(input, index, h0, c0, direction == 1, running, cast)
                 outputs.append(output)
                 finals[0].append(h)
                 if c is not None:

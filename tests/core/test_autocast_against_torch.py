@@ -92,11 +92,6 @@ def fn(name: str) -> Callable[..., Any]:
     return program
 
 
-LSTM_LOWERED = (
-    "PyTorch's LSTM module runs mkldnn_rnn_layer, on the CPU list as lowered: bfloat16 "
-    "outputs; plugrad's LSTM runs in float32"
-)
-
 CASES: dict[str, Case] = {
     # -- lowered: the region's dtype ------------------------------------------------------
     "matmul": Case(fn("matmul"), [r(3, 4), r(4, 5)]),
@@ -116,29 +111,39 @@ CASES: dict[str, Case] = {
     "einsum contraction": Case(
         lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b), [r(2, 3, 4), r(2, 4, 5)]
     ),
-    "einsum without a contraction": Case(
-        lambda lib, a: lib.einsum("ii->i", a),
-        [r(4, 4)],
-        xfail={
-            "*": "lowered where PyTorch keeps float32: torch's einsum lowers only through the "
-            "bmm it calls for a contraction; plugrad lists einsum as lowered whatever the "
-            "equation"
-        },
+    # PyTorch's einsum is lowered where it reaches bmm: a label two operands share summed
+    "einsum without a contraction": Case(lambda lib, a: lib.einsum("ii->i", a), [r(4, 4)]),
+    "einsum of one operand, a sum": Case(lambda lib, a: lib.einsum("ij->", a), [r(3, 4)]),
+    "einsum, an outer product": Case(lambda lib, a, b: lib.einsum("i,j->ij", a, b), [r(3), r(4)]),
+    "einsum, elementwise": Case(
+        lambda lib, a, b: lib.einsum("ij,ij->ij", a, b), [r(3, 4), r(3, 4, seed=1)]
+    ),
+    "einsum, implicit output with a contraction": Case(
+        lambda lib, a, b: lib.einsum("ij,jk", a, b), [r(3, 4), r(4, 2)]
+    ),
+    "einsum, a dot of three": Case(
+        lambda lib, a, b, c: lib.einsum("i,i,i->", a, b, c), [r(4), r(4, seed=1), r(4, seed=2)]
+    ),
+    "einsum, ellipsis batched product": Case(
+        lambda lib, a, b: lib.einsum("...ij,...jk->...ik", a, b), [r(2, 3, 4), r(2, 4, 5)]
     ),
     "tensordot": Case(lambda lib, a, b: lib.tensordot(a, b, dims=2), [r(2, 3, 4), r(3, 4, 5)]),
+    "tensordot, an outer product": Case(
+        lambda lib, a, b: lib.tensordot(a, b, dims=0), [r(2), r(3)]
+    ),
+    "tensordot, axes as lists": Case(
+        lambda lib, a, b: lib.tensordot(a, b, dims=([1, 2], [0, 1])), [r(2, 3, 4), r(3, 4, 5)]
+    ),
     "tensordot to a scalar": Case(
-        lambda lib, a, b: lib.tensordot(a, b, dims=2),
-        [r(2, 3), r(2, 3, seed=1)],
-        xfail={
-            "*": "lowered where PyTorch keeps float32: torch's tensordot contracting every "
-            "axis (a 1x1 product) runs no lowered mm; plugrad lists tensordot as lowered"
-        },
+        lambda lib, a, b: lib.tensordot(a, b, dims=2), [r(2, 3), r(2, 3, seed=1)]
     ),
     "dot": Case(
         fn("dot"),
         [r(5), r(5)],
     ),
     "inner": Case(fn("inner"), [r(2, 5), r(3, 5)]),
+    "inner of two vectors": Case(fn("inner"), [r(5), r(5, seed=1)]),
+    "inner of a matrix and a vector": Case(fn("inner"), [r(3, 5), r(5)]),
     "vdot": Case(fn("vdot"), [r(5), r(5, seed=1)]),
     "mv": Case(fn("mv"), [r(3, 5), r(5)]),
     "linear": Case(fn(F + "linear"), [r(3, 4), r(5, 4), r(5)]),
@@ -178,7 +183,15 @@ CASES: dict[str, Case] = {
         module=lambda lib: lib.nn.LSTM(4, 5, batch_first=True),
         # Under float16, PyTorch's oneDNN LSTM raises on the CPU: no reference.
         regions=("torch-bfloat16",),
-        xfail={"torch-bfloat16": LSTM_LOWERED},
+    ),
+    "nn.RNN": Case(
+        lambda lib, m, x: m(x),
+        [r(3, 2, 4)],
+        module=lambda lib: lib.nn.RNN(4, 5, num_layers=2, bidirectional=True),
+        regions=("torch-bfloat16",),
+    ),
+    "nn.GRU (not lowered)": Case(
+        lambda lib, m, x: m(x), [r(3, 2, 4)], module=lambda lib: lib.nn.GRU(4, 5)
     ),
     # -- float32: losses, linear algebra, FFTs, reductions ------------------------------
     "mse_loss": Case(fn(F + "mse_loss"), [r(4, 3, kind="low"), r(4, 3)]),
@@ -237,14 +250,31 @@ CASES: dict[str, Case] = {
     "cdist": Case(fn("cdist"), [r(3, 4, kind="low"), r(5, 4)]),
     "trace": Case(fn("trace"), [r(4, 4, kind="low")], grads=False),
     "trace of float32": Case(fn("trace"), [r(4, 4)]),
+    # (reflection_pad1d/2d and replication_pad1d/2d/3d are on PyTorch's CPU float32 list)
     "F.pad reflect": Case(
         lambda lib, x: lib.nn.functional.pad(x, (1, 1), mode="reflect"),
         [r(2, 3, 4, kind="low")],
         grads=False,
-        xfail={
-            "*": "kept lowered where PyTorch computes in float32: reflection_pad1d/2d and "
-            "replication_pad1d/2d/3d are on PyTorch's CPU float32 list, not in plugrad's"
-        },
+    ),
+    "F.pad reflect 2-d": Case(
+        lambda lib, x: lib.nn.functional.pad(x, (1, 1, 2, 0), mode="reflect"),
+        [r(1, 2, 4, 4, kind="low")],
+        grads=False,
+    ),
+    "F.pad reflect 3-d (not listed)": Case(
+        lambda lib, x: lib.nn.functional.pad(x, (1, 1, 1, 1, 1, 1), mode="reflect"),
+        [r(1, 2, 3, 4, 4, kind="low")],
+        grads=False,
+    ),
+    "F.pad replicate 3-d": Case(
+        lambda lib, x: lib.nn.functional.pad(x, (1, 1, 1, 1, 1, 1), mode="replicate"),
+        [r(1, 2, 3, 4, 4, kind="low")],
+        grads=False,
+    ),
+    "F.pad constant (not listed)": Case(
+        lambda lib, x: lib.nn.functional.pad(x, (1, 2), value=0.5),
+        [r(2, 3, 4, kind="low")],
+        grads=False,
     ),
     # -- promoted: the widest floating dtype ----------------------------------------------
     "cat of float32 and lowered": Case(
@@ -281,10 +311,13 @@ CASES: dict[str, Case] = {
         fn("linalg.pinv"),
         [r(4, 3)],
         grads=False,  # (torch's backward mixes the dtypes there: its mm raises)
-        xfail={
-            "*": "kept float32 where PyTorch lowers: torch's pinv (and cov with aweights) is "
-            "a composite whose final matmul is lowered; plugrad's result stays float32"
-        },
+    ),
+    "linalg.pinv hermitian": Case(
+        lambda lib, a: lib.linalg.pinv(a, hermitian=True), [spd(3)], grads=False
+    ),
+    "cov": Case(fn("cov"), [r(3, 6)]),
+    "cov with aweights": Case(
+        lambda lib, x, w: lib.cov(x, aweights=w), [r(3, 6), positive(6)], grads=False
     ),
     "rnn_relu_cell": Case(
         fn("rnn_relu_cell"), [r(2, 3), r(2, 4), r(4, 3), r(4, 4), r(4), r(4, seed=1)]
