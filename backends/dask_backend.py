@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import os
 import sys
 import threading
@@ -87,13 +88,30 @@ class DaskRandom:
 
 
 def _as_dask_key(xp: Any, key: Any) -> tuple[Any, ...]:
-    """``key`` as a tuple, its lists and NumPy arrays as dask arrays (NumPy's meaning of them).
+    """``key`` as a tuple, its lists and NumPy arrays as dask arrays (NumPy's meaning of them),
+    its slices' bounds as ints.
 
     Dask's own indexing takes one list or array at a time; as dask arrays they
     take the generic kernels' path, which indexes several together as NumPy does.
     """
     key = key if type(key) is tuple else (key,)
-    return tuple(xp.asarray(k) if isinstance(k, (list, np.ndarray)) else k for k in key)
+    return tuple(
+        xp.asarray(k)
+        if isinstance(k, (list, np.ndarray))
+        else _with_int_bounds(k)
+        if type(k) is slice
+        else k
+        for k in key
+    )
+
+
+def _with_int_bounds(key: slice) -> slice:
+    """``key`` with its bounds as ints: Dask refuses a 0-d tensor as a bound (``x[:i]`` with
+    ``i = y.argmax()``), which NumPy reads through ``__index__``."""
+    bounds = (key.start, key.stop, key.step)
+    if all(type(b) is int or b is None for b in bounds):
+        return key
+    return slice(*(None if b is None else operator.index(b) for b in bounds))
 
 
 def _takes_natively(xp: Any, key: tuple[Any, ...], value: Any) -> bool:

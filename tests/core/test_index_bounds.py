@@ -185,6 +185,28 @@ def test_an_index_past_the_end_of_a_tensor_is_plugrads_error(backend):
         assert float(plugrad.sum(plugrad.abs(x))) == 0.0
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "dask", "array_api_strict"])
+def test_a_0d_tensor_as_a_slice_bound_indexes_on_every_backend(backend):
+    # x[i:4] with i = plugrad.tensor(1) raised Dask's raw TypeError ("Invalid index type"),
+    # reading and assigning; NumPy, JAX and torch read the bound through __index__.
+    import numpy as np
+
+    pytest.importorskip(backend)
+    with plugrad.use_backend(backend):
+        x = plugrad.arange(6.0, requires_grad=True)
+        i, j = plugrad.tensor(1), plugrad.tensor(2)
+        assert x[i:4].tolist() == [1.0, 2.0, 3.0]
+        assert x[:j].tolist() == [0.0, 1.0]
+        assert x[::j].tolist() == [0.0, 2.0, 4.0]
+        assert x[np.int64(1) : np.int32(3)].tolist() == [1.0, 2.0]
+        (x[i:4] * 2.0).sum().backward()
+        assert x.grad.tolist() == [0.0, 2.0, 2.0, 2.0, 0.0, 0.0]
+        y = plugrad.zeros(6)
+        y[i:3] = 5.0
+        y[plugrad.tensor(4) :] += 1.0
+        assert y.tolist() == [0.0, 5.0, 5.0, 0.0, 1.0, 1.0]
+
+
 def test_binary_cross_entropy_outside_0_1_is_an_invalid_argument():
     with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"must lie in \[0, 1\]"):
         plugrad.nn.functional.binary_cross_entropy(plugrad.tensor([1.5]), plugrad.tensor([1.0]))
