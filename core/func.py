@@ -1182,9 +1182,13 @@ def vmap(
     change to them by a call that raises. With one slice a change cannot be told
     apart: it is made. The tensors passed whole are copied for this at each
     call. An in-place change of a tensor the function reaches without receiving
-    it (a buffer of a closure) is made once per slice, where ``torch.func.vmap``
-    makes it once, or refuses to write a mapped value into it: keep such writes
-    out of ``func``.
+    it is made once per slice, where ``torch.func.vmap`` makes it once, or refuses
+    to write a mapped value into it: keep such writes out of ``func``. The buffers
+    of the modules ``func`` reaches (``func`` itself, a bound method's module, a
+    ``functools.partial``'s arguments, the modules in its closure and in the
+    globals its code names) are an exception, treated as tensors passed whole: a
+    training ``BatchNorm``'s update of its running statistics, which differs
+    between slices, is refused and undone, as ``torch.func.vmap`` refuses it.
 
     Over a dimension of size 0 the results are empty, as ``torch.func.vmap``'s:
     ``func`` runs once on a stand-in slice, which gives the shapes and dtypes
@@ -1257,10 +1261,14 @@ def vmap(
             )
         # Arguments passed whole to every slice: a change in place is made once, as
         # torch.func's, where every slice makes the same; else refused, undone.
-        whole = [(index, t) for index, dim in enumerate(dims) if dim is None
+        whole = [(f"argument {index}", t) for index, dim in enumerate(dims) if dim is None
                  for t in tensors_in(args[index])]  # fmt: skip
-        whole += [(index, leaf) for index, part in enumerate(parts) if part is not None
-                  for leaf, axis in zip(part[0], part[1]) if axis is None]  # fmt: skip
+        whole += [(f"argument {index}", leaf) for index, part in enumerate(parts)
+                  if part is not None for leaf, axis in zip(part[0], part[1])
+                  if axis is None]  # fmt: skip
+        # The buffers of the modules the function reaches (a BatchNorm's running statistics)
+        # are treated alike: torch.func refuses a training BatchNorm's update of them.
+        whole += _buffers_reached(func)
         passed_whole = _PassedWhole(whole)
         draws = _Draws(randomness, rewind=size == 0)
 
@@ -1370,7 +1378,7 @@ class _PassedWhole:
     not mapped) is made once, as ``torch.func``'s; one that differs between slices is
     refused, as ``torch.func`` refuses to write a mapped value there, and undone."""
 
-    def __init__(self, whole: list[tuple[int, Tensor]]) -> None:
+    def __init__(self, whole: list[tuple[str, Tensor]]) -> None:
         self.whole = whole
         # (copies: a refused change must be undone, and the loop cannot know beforehand)
         with no_grad():
@@ -1379,7 +1387,7 @@ class _PassedWhole:
 
     def check(self, i: int) -> None:
         """Refuse what slice ``i`` changed in place unless slice 0 changed it alike."""
-        for position, (index, tensor) in enumerate(self.whole):
+        for position, (where, tensor) in enumerate(self.whole):
             changed = tensor._version != self.before[position][0]
             if i == 0:
                 if changed:
@@ -1397,11 +1405,18 @@ class _PassedWhole:
                 else "with values that differ between slices (they depend on a mapped "
                 "argument, as torch.func refuses too)"
             )  # fmt: skip
+            if where.startswith("argument"):
+                whole = "which in_dims passes whole (None) to every slice"
+                fix = "Change a copy (x.clone()), or map over it"
+            else:
+                whole = "which every slice shares"
+                fix = (
+                    "Put the module in eval mode (model.eval()) where it updates running "
+                    "statistics in training, or keep such writes out of the function"
+                )
             raise InvalidArgumentError(
-                f"vmap(): the function changed argument {index} in place, which in_dims "
-                f"passes whole (None) to every slice, {how}: the change cannot be made once "
-                "for all of them. Nothing was changed. Change a copy (x.clone()), or map "
-                "over it"
+                f"vmap(): the function changed {where} in place, {whole}, {how}: the change "
+                f"cannot be made once for all of them. Nothing was changed. {fix}"
             )
 
     def start_slice(self) -> None:
@@ -1423,6 +1438,42 @@ class _PassedWhole:
             tensor.copy_(values)
         restore_version(tensor, version)
         tensor._edge, tensor._requires_grad = edge, requires_grad
+
+
+def _buffers_reached(func: Any) -> list[tuple[str, Tensor]]:
+    """The buffers of the modules ``func`` reaches, described: ``func`` itself, a bound
+    method's module, a ``functools.partial``'s function and arguments, and the modules in
+    ``func``'s closure and in the globals its code names (not those of functions it calls)."""
+    from .nn.module import Module
+
+    reached: list[Any] = []
+    if isinstance(func, functools.partial):
+        reached += [func.func, *func.args, *func.keywords.values()]
+        func = func.func
+    reached += [func, getattr(func, "__self__", None)]
+    code = getattr(func, "__code__", None)
+    if code is not None:
+        reached += [_contents(cell) for cell in func.__closure__ or ()]
+        names = getattr(func, "__globals__", {})
+        reached += [names[name] for name in code.co_names if name in names]
+    found: list[tuple[str, Tensor]] = []
+    seen: set[int] = set()
+    for value in reached:
+        if not isinstance(value, Module) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        for name, buffer in value.named_buffers():
+            if id(buffer) not in seen:
+                seen.add(id(buffer))
+                found.append((f"the buffer {name} of {type(value).__name__}", buffer))
+    return found
+
+
+def _contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # (a cell not yet assigned)
+        return None
 
 
 def _slice(leaf: Tensor, axis: int, i: int) -> Tensor:

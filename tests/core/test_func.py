@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 import pytest
@@ -511,6 +512,34 @@ def test_vmap_refuses_a_change_in_place_of_an_argument_passed_whole() -> None:
     mapped = rows.clone()
     func.vmap(lambda r: r.mul_(2))(mapped)
     np.testing.assert_array_equal(mapped.numpy(), rows.numpy() * 2)
+
+
+BATCH_NORM_CALLS = {
+    "the module": lambda model: model,
+    "a closure": lambda model: lambda x: model(x),
+    "a bound method": lambda model: model.forward,
+    "a partial": lambda model: functools.partial(
+        func.functional_call, model, dict(model.named_parameters())
+    ),
+}
+
+
+@pytest.mark.parametrize("call", list(BATCH_NORM_CALLS))
+def test_vmap_refuses_a_training_batch_norms_update_of_its_running_statistics(call) -> None:
+    # Each slice updated running_mean in turn (one momentum step per slice), silently;
+    # torch.func refuses a batched input to a BatchNorm that updates unbatched statistics.
+    model = plugrad.nn.Sequential(plugrad.nn.Linear(2, 2), plugrad.nn.BatchNorm1d(2))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    batches = plugrad.randn(4, 3, 2)
+    with pytest.raises(plugrad.errors.InvalidArgumentError, match=r"buffer 1\.running_mean"):
+        func.vmap(BATCH_NORM_CALLS[call](model))(batches)
+    for name, value in model.state_dict().items():
+        np.testing.assert_array_equal(value.numpy(), before[name].numpy(), err_msg=name)
+    model.eval()  # (running statistics read, not written: mapped as a loop would)
+    mapped = func.vmap(BATCH_NORM_CALLS[call](model))(batches)
+    for i in range(4):
+        expected = model(batches[i]).detach().numpy()
+        np.testing.assert_allclose(mapped[i].detach().numpy(), expected, rtol=1e-6)
 
 
 def test_vmap_refuses_random_draws_in_any_slice() -> None:
