@@ -611,7 +611,7 @@ _module._compile_calls = compile_module_calls
 
 
 #: The methods of an autograd.Function subclass that its apply runs (or a capture records).
-_FUNCTION_METHODS = ("forward", "setup_context", "backward", "vjp", "jvp")
+_FUNCTION_METHODS = ("forward", "setup_context", "backward", "vjp", "jvp", "vmap")
 
 
 def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[Any, Any, Any], ...]:
@@ -649,6 +649,7 @@ def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[A
     keys: set[str] = set()
     functions, seen = [(function, 0)], {id(function)}
     looked_up: set[str] = set()
+    classes_read: dict[tuple[int, str], bool] = {}  # (see _class_attributes_read)
     defaults = (getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None))
     objects = _objects_in((arguments, defaults))
     objects += [value.__self__ for value in objects if isinstance(value, types.MethodType)]
@@ -675,7 +676,7 @@ def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[A
             # shadowed on the object, computes otherwise; such a method's names are read.
             new = names - looked_up
             looked_up |= new
-            statics = _class_attributes_read(owner, new)
+            statics = _class_attributes_read(owner, new, classes_read)
             found += statics
             read = read + statics
         if depth == _HELPER_DEPTH:
@@ -717,7 +718,7 @@ def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[A
     # A plan guards the tensors, children and settings of the modules below those it
     # calls or reaches (Tracer.plan): of these only the other attributes are found.
     settled = {id(module) for module in below}
-    attributes = _attributes_read(roots, names, keys, settled)
+    attributes = _attributes_read(roots, names, keys, settled, classes_read)
     for _ in range(_ATTRIBUTE_DEPTH):
         # The code of the objects these hold reads their attributes too (self.sub.apply(x)
         # reads self.sub.k): found again with those names, until no new one comes.
@@ -726,7 +727,7 @@ def _bindings_read(fn: Callable[..., Any], arguments: Any = ()) -> tuple[tuple[A
             _names_of_class(value, False, names, keys)
         if (len(names), len(keys)) == known:
             break
-        attributes = _attributes_read(roots, names, keys, settled)
+        attributes = _attributes_read(roots, names, keys, settled, classes_read)
     return tuple(found + attributes)
 
 
@@ -766,16 +767,20 @@ def _modules_below(roots: list[Any]) -> list[Any]:
 
 
 def _names_of_class(value: Any, passed: bool, names: set[str], keys: set[str]) -> None:
-    """Add to ``names`` and ``keys`` what the code of ``value``'s class reads: of the
-    program's classes along its mro, and of a library's distribution passed as an
-    argument (its methods read its attributes: ``d.log_prob`` reads ``d.loc``). Other
-    library objects (modules, optimizers) are guarded otherwise (see Tracer.plan)."""
-    if isinstance(value, (type, types.ModuleType, *_NOT_STATE)):
+    """Add to ``names`` and ``keys`` what the code of ``value``'s class (or of ``value``, a
+    class: its class methods read ``cls.SCALE``) reads: of the program's classes along its
+    mro, and of a library's distribution passed as an argument (its methods read its
+    attributes: ``d.log_prob`` reads ``d.loc``). Other library objects (modules,
+    optimizers) are guarded otherwise (see Tracer.plan)."""
+    if isinstance(value, type):
+        mro, library_too = value.__mro__, False
+    elif isinstance(value, (types.ModuleType, *_NOT_STATE)):
         return
-    from ..distributions.distribution import Distribution
+    else:
+        from ..distributions.distribution import Distribution
 
-    library_too = passed and isinstance(value, Distribution)
-    for cls in type(value).__mro__:
+        mro, library_too = type(value).__mro__, passed and isinstance(value, Distribution)
+    for cls in mro:
         if cls is object or not (library_too or _is_the_programs_class(cls)):
             break
         for entry in vars(cls).values():
@@ -788,25 +793,49 @@ def _names_of_class(value: Any, passed: bool, names: set[str], keys: set[str]) -
                     _collect_names(code, names, keys)
 
 
-def _class_attributes_read(owner: Any, names: set[str]) -> list[tuple[Any, Any, Any]]:
-    """For each of ``names`` that ``owner``'s class (a class of the program's, not
-    plugrad's or a library's) defines and ``owner`` does not shadow: the class's entry,
-    and that ``owner`` holds no attribute of that name (one set later shadows it)."""
+def _class_attributes_read(
+    holder: Any,
+    names: AbstractSet[str],
+    done: dict[tuple[int, str], bool],
+    shadowing: bool = True,
+) -> list[tuple[Any, Any, Any]]:
+    """For each of ``names`` that ``holder``'s class (a class of the program's, not
+    plugrad's or a library's) finds along its mro and ``holder`` does not hold itself:
+    the class's entry (see ``_looked_up``), and, with ``shadowing``, that ``holder`` holds
+    no attribute of that name (one set later shadows it; a ``__slots__`` object holds
+    none but its slots).
+
+    ``done`` holds the ``(id, name)`` of each class and object looked up already (a class's
+    with whether it finds the name): the objects of one class share its entries.
+    """
     found: list[tuple[Any, Any, Any]] = []
-    fields = getattr(owner, "__dict__", None)
+    cls = type(holder)
+    fields = getattr(holder, "__dict__", None)
     if not isinstance(fields, dict):
-        return found
+        fields, shadowing = dict.fromkeys(_tracer._slots_of(cls)), False
     for name in sorted(names):
-        if name not in fields:  # (the object's own attributes: see _attributes_read)
-            looked_up = _looked_up(type(owner).__mro__, name)
-            if looked_up:
-                found += [(fields, name, _MISSING), *looked_up]
+        if name in fields:  # (the object's own attributes: see _attributes_read)
+            continue
+        finds = done.get((id(cls), name))
+        if finds is None:
+            looked_up = _looked_up(cls.__mro__, name)
+            finds = done[id(cls), name] = bool(looked_up)
+            found += looked_up
+        if finds and shadowing and (id(holder), name) not in done:
+            done[id(holder), name] = True
+            found.append((fields, name, _MISSING))
     return found
 
 
 def _looked_up(mro: tuple[type, ...], name: str) -> list[tuple[Any, Any, Any]]:
     """Where ``name`` is found along ``mro``, as guards: that the program's classes before
-    the one defining it still do not, and that one's entry (where it is the program's)."""
+    the one defining it still do not, and that one's entry (where it is the program's).
+
+    None for a special method the code spells other than ``__call__`` (the
+    ``super().__init__()`` of a constructor): Python calls them, not a replay's code.
+    """
+    if name.startswith("__") and name.endswith("__") and name != "__call__":
+        return []
     found: list[tuple[Any, Any, Any]] = []
     for cls in mro:
         if not _is_the_programs_class(cls):
@@ -839,7 +868,11 @@ def _collect_names(code: types.CodeType, names: set[str], keys: set[str]) -> Non
 
 
 def _attributes_read(
-    roots: list[Any], names: set[str], keys: set[str], settled: AbstractSet[int] = frozenset()
+    roots: list[Any],
+    names: set[str],
+    keys: set[str],
+    settled: AbstractSet[int] = frozenset(),
+    classes_read: dict[tuple[int, str], bool] | None = None,
 ) -> list[tuple[Any, Any, Any]]:
     """The attributes and dictionary entries the program's code may read of ``roots`` (the
     object whose method is compiled, what its global names and closure cells hold), two
@@ -853,10 +886,18 @@ def _attributes_read(
     entry is ``(object, name, value)``, or ``(dictionary, key, value)``: a module's
     children, parameters and buffers are entries of its dictionaries. A dictionary's keys
     are an entry too, ``(dictionary, _KEYS, keys)``: adding, removing or reordering them
-    changes what ``d.get("b", 0)``, ``"b" in d`` or a loop over ``d`` computes.
+    changes what ``d.get("b", 0)``, ``"b" in d`` or a loop over ``d`` computes; so are a
+    set's items (``"b" in flags``).
+
+    What an object of the program's class reads of its class (``self.k`` where the class
+    holds ``k``, a method, a module's ``forward``), and the attributes the code reads of a
+    class of the program's (``Config.SCALE``, a custom Function's ``Op.k``), are entries
+    of the classes along the mro (see ``_class_attributes_read``; ``classes_read``: those
+    found already, of the object whose method is compiled).
     """
     found: list[tuple[Any, Any, Any]] = []
     seen: set[int] = set()
+    done = dict(classes_read or {})
     stack = [(root, 0) for root in roots]
     while stack:
         holder, level = stack.pop()
@@ -874,11 +915,21 @@ def _attributes_read(
             fields = getattr(holder, "__dict__", None)
             if type(fields) is dict:  # a subclass's own attributes, read from that dict
                 tables.append((fields, fields, names))
+        elif isinstance(holder, set):
+            # Its items as they are, as a dictionary's keys ("double" in FLAGS, a loop).
+            found.append((holder, _KEYS, tuple(holder)))
+            continue
         elif isinstance(holder, type):
-            # A custom Function's code, replaced on its class (Op.backward = ...)
-            if issubclass(holder, Function) and _is_the_programs_class(holder):
-                for name in _FUNCTION_METHODS:
-                    found += _looked_up(holder.__mro__, name)
+            if _is_the_programs_class(holder):
+                # Its attributes the code reads, and a custom Function's code, replaced on
+                # the class (Config.SCALE = 3.0, Op.backward = ...)
+                wanted = names.union(_FUNCTION_METHODS) if issubclass(holder, Function) else names
+                for name in sorted(wanted):
+                    if (id(holder), name) not in done:
+                        looked_up = _looked_up(holder.__mro__, name)
+                        done[id(holder), name] = bool(looked_up)
+                        found += looked_up
+                        _read_further(looked_up, level, stack)
             continue
         elif isinstance(holder, types.ModuleType):
             if _is_unguarded(holder):
@@ -906,6 +957,16 @@ def _attributes_read(
                     (table, table, names | keys)
                     for table in (holder._modules, holder._parameters, holder._buffers)
                 ]
+        if not isinstance(holder, dict) and _is_the_programs_class(type(holder)):
+            # A module's class gives its forward, a callable object's its __call__. A
+            # module below those reached is guarded against new attributes otherwise
+            # (see Tracer._settings_guards).
+            code = "forward" if isinstance(holder, _module.Module) else "__call__"
+            looked_up = _class_attributes_read(
+                holder, names | {code}, done, shadowing=id(holder) not in settled
+            )
+            found += looked_up
+            _read_further(looked_up, level, stack)
         for target, table, wanted in tables:
             if table is not holder and not slotted:  # (a dictionary's: its _KEYS entry)
                 # An attribute the code names in a string (getattr(self, "scale", None),
@@ -922,6 +983,23 @@ def _attributes_read(
     return found
 
 
+def _read_further(
+    entries: list[tuple[Any, Any, Any]], level: int, stack: list[tuple[Any, int]]
+) -> None:
+    """Add to ``stack`` what the class entries in ``entries`` hold (``Config.optim.lr``),
+    if not at the last level: the code reads their attributes as those of an object's."""
+    if level + 1 < _ATTRIBUTE_DEPTH:
+        stack += [
+            (value, level + 1)
+            for _, _, value in entries
+            if value is not _MISSING and not isinstance(value, _CLASS_CODE)
+        ]
+
+
+#: What a class holds of its code, besides functions.
+_CLASS_CODE = (staticmethod, classmethod, property)
+
+
 def _unsettled(fields: dict[str, Any]) -> dict[str, Any]:
     """A module's attributes that are not settings or functions (``Tracer._settings_guards``
     guards those): a config object, a tensor, a dict, an enum, a tuple holding a tensor."""
@@ -933,8 +1011,6 @@ def _unsettled(fields: dict[str, Any]) -> dict[str, Any]:
 
 #: How many attributes deep :func:`_attributes_read` looks (``self.model.encoder``: 2).
 _ATTRIBUTE_DEPTH = 2
-#: What a custom Function's class holds of its code.
-_FUNCTION_METHODS = ("forward", "backward", "setup_context", "jvp", "vmap")
 
 
 def _ids_bound(bindings: tuple[tuple[Any, Any, Any], ...]) -> set[int]:
@@ -1006,7 +1082,7 @@ def _is_library(module: str, path: str | None) -> bool:
 
 
 _MISSING = object()
-#: The name of a binding that holds a dictionary's keys, in order, not one entry.
+#: The name of a binding that holds a dictionary's keys (a set's items), in order, not one entry.
 _KEYS = object()
 
 #: How deep and how far :func:`_held_by_state` looks through the function's state.

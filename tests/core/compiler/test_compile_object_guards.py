@@ -369,3 +369,123 @@ def test_the_globals_a_custom_functions_forward_and_backward_read_are_guarded():
     finally:
         _FUNCTION_SCALE = 1.0
         _FUNCTION_SETTINGS["shift"] = 0.0
+
+
+# -- 4. class attributes of the program's classes -------------------------------------------
+
+
+class _Settings:
+    """A class used as a namespace of settings (never instantiated)."""
+
+    SCALE = 2.0
+
+
+class _ClassScaled(nn.Module):
+    k = 2.0  # a class-level default the instances do not shadow
+
+    def forward(self, x):
+        return x * self.k
+
+
+class _ClassDefaults:
+    k = 2.0
+
+
+class _ScaleByClassAttribute(plugrad.autograd.Function):
+    k = 2.0
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * _ScaleByClassAttribute.k
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * _ScaleByClassAttribute.k
+
+
+def _gradient_through_class_attribute(x):
+    x = x.detach().requires_grad_(True)
+    _ScaleByClassAttribute.apply(x).sum().backward()
+    return x.grad
+
+
+_module_reading_class_attribute = _ClassScaled()
+_object_reading_class_attribute = _ClassDefaults()
+_sequential_of_class_scaled = nn.Sequential(_ClassScaled(), nn.Identity())
+
+
+@pytest.mark.parametrize(
+    ("function", "cls", "name", "new"),
+    [
+        (lambda x: x * _Settings.SCALE, _Settings, "SCALE", 3.0),
+        (lambda x: _module_reading_class_attribute(x), _ClassScaled, "k", 3.0),
+        (lambda x: _module_reading_class_attribute(x), _ClassScaled, "forward",
+         lambda self, x: x - 100),
+        (lambda x: x * _object_reading_class_attribute.k, _ClassDefaults, "k", 3.0),
+        (_sequential_of_class_scaled, _ClassScaled, "k", 3.0),
+        (_sequential_of_class_scaled, _ClassScaled, "forward", lambda self, x: x - 100),
+        (_gradient_through_class_attribute, _ScaleByClassAttribute, "k", 3.0),
+    ],
+    ids=["global-class", "module-instance", "module-forward", "object-instance",
+         "child-of-compiled-sequential", "child-forward", "custom-function"],
+)  # fmt: skip
+def test_a_class_attribute_of_the_programs_class_changed_captures_anew(function, cls, name, new):
+    # Only the compiled object's own class was looked up: the replays computed with the
+    # class attribute (or forward) the capture read.
+    compiled = plugrad.compile(function)
+    x = plugrad.ones(2)
+    before = function(x).tolist()
+    assert compiled(x).tolist() == compiled(x).tolist() == before
+    saved = cls.__dict__[name]
+    try:
+        setattr(cls, name, new)
+        after = function(x).tolist()
+        assert after != before
+        assert compiled(x).tolist() == compiled(x).tolist() == after
+        assert compiled.captures == 2
+    finally:
+        setattr(cls, name, saved)
+
+
+def test_a_class_attribute_shadowed_on_an_object_or_read_by_a_class_method():
+    class Defaults:
+        k = 2.0
+
+        @classmethod
+        def scaled(cls, x):
+            return x * cls.k
+
+    config = Defaults()
+
+    def f(x):
+        return x * config.k + Defaults.scaled(x)
+
+    compiled = plugrad.compile(f)
+    x = plugrad.ones(2)
+    for change in (
+        lambda: setattr(config, "k", 5.0),  # shadows the class's on the object
+        lambda: setattr(Defaults, "k", 7.0),  # read by the class method only
+    ):
+        assert compiled(x).tolist() == compiled(x).tolist() == f(x).tolist()
+        change()
+        assert compiled(x).tolist() == f(x).tolist()
+    assert f(x).tolist() == [12.0, 12.0]
+
+
+# -- 5. containers changed in place ------------------------------------------------------
+
+
+def test_a_set_changed_in_place_captures_anew():
+    # A set's items were not guarded ("double" in flags read the capture's answer).
+    flags = set()
+
+    def f(x):
+        return x * 2 if "double" in flags else x
+
+    compiled = plugrad.compile(f)
+    x = plugrad.ones(2)
+    assert compiled(x).tolist() == compiled(x).tolist() == [1.0, 1.0]
+    flags.add("double")
+    assert compiled(x).tolist() == compiled(x).tolist() == [2.0, 2.0]
+    flags.discard("double")
+    assert compiled(x).tolist() == [1.0, 1.0]
