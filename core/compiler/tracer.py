@@ -102,8 +102,8 @@ class GraphBreak(Exception):
 
 def _is_plain_setting(value: Any) -> bool:
     """Whether ``value`` is a number (a NumPy scalar too), string, bool or None, or a tuple
-    or list of them."""
-    if type(value) is tuple or type(value) is list:
+    (a ``plugrad.Size``, a named tuple too) or list of them."""
+    if isinstance(value, tuple) or type(value) is list:
         return all(_is_plain_setting(item) for item in value)
     return value is None or type(value) in (bool, int, str) or isinstance(value, numbers.Number)
 
@@ -111,10 +111,16 @@ def _is_plain_setting(value: Any) -> bool:
 def _compared_by_text(value: Any) -> bool:
     """Whether settings holding ``value`` are compared by their ``repr``, not by ``==``:
     ``0.0 == -0.0``, a NumPy scalar equals a Python number of another dtype (each promotes
-    otherwise), and a list may change in place (the capture's would change with it)."""
-    if type(value) is tuple or type(value) is list:
-        return type(value) is list or any(_compared_by_text(item) for item in value)
+    otherwise), a tuple's subclass equals a tuple (its repr names it), and a list may
+    change in place (the capture's would change with it)."""
+    if type(value) is tuple:
+        return any(_compared_by_text(item) for item in value)
     return value is not None and type(value) not in (bool, int, str)
+
+
+def _holds_list(value: Any) -> bool:
+    """Whether a plain setting is or holds a list (which may change in place)."""
+    return type(value) is list or (isinstance(value, tuple) and any(map(_holds_list, value)))
 
 
 def _members(module: Any) -> tuple[Any, ...]:
@@ -2206,7 +2212,9 @@ class Tracer:
         for child in module.modules():
             if id(child) not in self._settings_read:
                 self._settings_read[id(child)] = {
-                    name: copy.deepcopy(value)  # (a list of numbers may change in place)
+                    # A copy of a list (the guards compare with it as read), not of a tuple
+                    # (whose subclass's constructor may not take a copy's arguments).
+                    name: copy.deepcopy(value) if _holds_list(value) else value
                     for name, value in child.__dict__.items()
                     if name != "training" and _is_plain_setting(value)
                 }

@@ -7,6 +7,7 @@ with the eager function: a replay must never use the value the capture saw.
 
 from __future__ import annotations
 
+import collections
 import enum
 
 import numpy as np
@@ -489,3 +490,25 @@ def test_a_set_changed_in_place_captures_anew():
     assert compiled(x).tolist() == compiled(x).tolist() == [2.0, 2.0]
     flags.discard("double")
     assert compiled(x).tolist() == [1.0, 1.0]
+
+
+# -- 6. module settings ------------------------------------------------------------------
+
+
+_Shape = collections.namedtuple("_Shape", "rows cols")
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [(plugrad.Size([2, 4]), plugrad.Size([4, 2])), (_Shape(2, 4), _Shape(4, 2))],
+    ids=["Size", "namedtuple"],
+)
+def test_a_setting_held_as_a_tuple_subclass_is_guarded(sizes):
+    # Settings were plain tuples only: an Unflatten's Size changed replayed the old shape.
+    model = nn.Sequential(nn.Linear(3, 8), nn.Unflatten(1, (1, 8)))
+    model[1].unflattened_size = sizes[0]
+    compiled = plugrad.compile(lambda x: model(x))
+    x = plugrad.ones(1, 3)
+    assert compiled(x).shape == compiled(x).shape == (1, 2, 4)
+    model[1].unflattened_size = sizes[1]
+    assert compiled(x).shape == model(x).shape == (1, 4, 2)
