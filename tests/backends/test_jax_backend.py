@@ -180,6 +180,22 @@ def test_without_64_bit_types_integers_default_to_int32(monkeypatch) -> None:
     assert plugrad.arange(3, device="numpy").dtype == plugrad.int64  # where int64 exists
 
 
+def test_without_64_bit_types_python_floats_collate_to_float32(monkeypatch) -> None:
+    # default_collate asked for float64 whatever the backend: a DataLoader of samples with a
+    # float (a regression target) stopped with a DtypeError on JAX without x64.
+    from plugrad.utils.data import DataLoader, default_collate
+
+    device = plugrad.registry.resolve_device("jax")
+    narrowed = {d: n for d, n in device._dtype_to_native.items() if d != plugrad.float64}
+    monkeypatch.setattr(device, "_dtype_to_native", narrowed)
+    with plugrad.use_backend("jax"):
+        batch = default_collate([0.5, np.float64(1.5)])
+        assert batch.dtype == plugrad.float32 and batch.tolist() == [0.5, 1.5]
+        targets = [y for _, y in DataLoader([(i, i / 2) for i in range(4)], batch_size=2)]
+        assert [t.tolist() for t in targets] == [[0.0, 0.5], [1.0, 1.5]]
+    assert default_collate([0.5, 1.5]).dtype == plugrad.float64  # (NumPy: PyTorch's float64)
+
+
 def test_searchsorted_and_unique_all_answer_the_default_index_dtype() -> None:
     # jax.numpy.searchsorted answers int32 even with 64-bit types on.
     assert jax.config.jax_enable_x64

@@ -33,8 +33,9 @@ def default_collate(batch: Sequence[Any]) -> Any:
 
     Tensors are stacked along a new first dimension; Python numbers become a
     tensor in the dtype the whole batch infers (Python floats in ``float64``, as
-    PyTorch's); arrays of other libraries (NumPy's, PyTorch's, JAX's...) are
-    converted and stacked, those of any number of dimensions alike; tuples,
+    PyTorch's, or ``float32`` on a backend without it: JAX without x64); arrays
+    of other libraries (NumPy's, PyTorch's, JAX's...) are converted and stacked,
+    those of any number of dimensions alike; tuples,
     lists, named tuples and dicts are collated field by field (tuples and lists
     into a list, as PyTorch's); strings stay a list (a tuple where they are a
     field of the samples, as PyTorch's).
@@ -47,7 +48,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     >>> batch["x"].shape, batch["y"]
     ((2, 2), tensor([1, 0]))
     """
-    from ... import creation, ops
+    from ... import creation, ops, placement
 
     if len(batch) == 0:
         raise InvalidArgumentError("default_collate got an empty batch")
@@ -69,8 +70,11 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(first, (str, bytes)):
         return batch if isinstance(batch, tuple) else list(batch)  # a column stays a tuple
     if isinstance(first, float):
-        # Python floats are double precision; the batch keeps them so (PyTorch's rule).
-        return creation.asarray(list(batch), dtype=_dtypes.float64)
+        # Python floats are double precision; the batch keeps them so (PyTorch's rule),
+        # where the backend has float64 (JAX without x64 makes them float32, as it does).
+        device = placement.default_device()
+        wide = _dtypes.float64 if _dtypes.float64 in device.dtypes else _dtypes.float32
+        return creation.asarray(list(batch), dtype=wide, device=device)
     if _is_array(first):
         # Converted one by one, each keeping its dtype (a 0-d float64 array was made
         # float32), then stacked as tensors: of any number of dimensions, from any library.
