@@ -265,6 +265,8 @@ class CompiledFunction:
             with capture_lock, _checking.checking(False):
                 return self._capture_plan(key, entry, args, kwargs, leaves)
         backward: differentiable.Backward | None = None
+        # What the warning of a graph break advises, where not the usual.
+        advice: str | None = None
         # Arguments may carry a graph made before the call (the output of the layers
         # before a compiled block, a loss function's input): the plan's graph ends at
         # them, and a replay's result leads on into theirs.
@@ -285,7 +287,26 @@ class CompiledFunction:
                 output = tracer.output(result)
                 tracer.check_grads_handed_out()
                 if with_graph and tracer.broken is None:
-                    backward = differentiable.capture_backward(tracer, with_graph, leaves, output)
+                    try:
+                        backward = differentiable.capture_backward(
+                            tracer, with_graph, leaves, output
+                        )
+                    except GraphBreakError:
+                        raise
+                    except Exception as error:
+                        # Where the eager call returns, and only a backward() through its
+                        # result would fail so (a custom Function without one, an argument
+                        # changed in place after use): the call returns its result too.
+                        tracer.graph_break(
+                            "the backward of its result (which carries a graph), recorded "
+                            f"with the forward, raised {type(error).__name__}: {error}"
+                        )
+                        advice = (
+                            "Eagerly, a backward() through that result raises so. Compute "
+                            "a result not meant to be differentiated under plugrad.no_grad() "
+                            "(or return it detached) to have it compiled; use fullgraph=True "
+                            "to make this an error."
+                        )
                     if backward is not None:
                         output = backward.output
                 tracer.check_snapshots()
@@ -335,7 +356,8 @@ class CompiledFunction:
             self._runs_eagerly(
                 entry,
                 f"{reason} (at {where})",
-                "A plan repeats only operations on tensors (Python code runs only while it "
+                advice
+                or "A plan repeats only operations on tensors (Python code runs only while it "
                 "is captured), and this needs Python at every call; use fullgraph=True to make "
                 "this an error.",
             )

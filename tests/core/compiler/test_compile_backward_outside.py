@@ -22,6 +22,7 @@ from plugrad.errors import (
     GraphBreakError,
     GraphFreedError,
     InPlaceModificationError,
+    NotSupportedError,
 )
 
 pytestmark = pytest.mark.usefixtures("on_numpy")
@@ -367,6 +368,57 @@ def test_changing_an_output_the_backward_reads_raises_as_eagerly() -> None:
     y.add_(1.0)  # exp's backward reads its output
     with pytest.raises(InPlaceModificationError):
         y.sum().backward()
+
+
+class _Round(plugrad.autograd.Function):
+    """Forward only: differentiating its result raises (eagerly, at backward())."""
+
+    @staticmethod
+    def forward(ctx: Any, x: plugrad.Tensor) -> plugrad.Tensor:
+        return x.round()
+
+
+def _input_changed_after_use(layer: nn.Module) -> Callable[[plugrad.Tensor], Any]:
+    def f(x: plugrad.Tensor) -> plugrad.Tensor:
+        y = layer(x)
+        x.mul_(2.0)  # the layer's backward reads x as it was
+        return y.sum()
+
+    return f
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (_input_changed_after_use, InPlaceModificationError),
+        (lambda layer: lambda x: _Round.apply(layer(x)), NotSupportedError),
+    ],
+    ids=["input-changed-in-place-after-use", "custom-function-without-backward"],
+)
+def test_a_result_whose_backward_would_fail_is_returned_as_eagerly(
+    make: Callable[[nn.Module], Callable[[plugrad.Tensor], Any]], error: type[Exception]
+) -> None:
+    # The capture runs the result's backward with the forward: where that backward failed
+    # the call raised (after its effects), at every call, where eagerly only a backward()
+    # through the result does.
+    plugrad.manual_seed(0)
+    layer = nn.Linear(3, 2)
+    function = make(layer)
+    compiled = plugrad.compile(function)
+    eager_x, x = plugrad.ones(4, 3), plugrad.ones(4, 3)
+    expected = function(eager_x)
+    with pytest.warns(
+        CompileWarning, match=f"runs eagerly.*backward of its result.*{error.__name__}"
+    ):
+        result = compiled(x)
+    assert _bits(result) == _bits(expected) and _bits(x) == _bits(eager_x)  # changed once
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)  # said once
+        assert _bits(compiled(plugrad.ones(4, 3))) == _bits(expected)
+    with pytest.raises(error):
+        result.backward(plugrad.ones_like(result))  # as the eager result's does
+    with pytest.raises(GraphBreakError, match=error.__name__):
+        plugrad.compile(function, fullgraph=True)(plugrad.ones(4, 3))
 
 
 def test_under_no_grad_the_result_has_no_graph() -> None:
