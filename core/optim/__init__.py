@@ -57,3 +57,15 @@ __all__ = [
     "lr_scheduler",
     "swa_utils",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "SparseAdam":
+        # (an AttributeError, so that hasattr() and feature checks answer False)
+        raise AttributeError(
+            "plugrad.optim.SparseAdam: plugrad has no sparse gradients (an "
+            "nn.Embedding(sparse=True) gets a dense one), and SparseAdam takes only sparse "
+            "ones; use plugrad.optim.Adam (which decays the moments of every row at each "
+            "step, where SparseAdam leaves those of rows without a gradient)"
+        )
+    raise AttributeError(f"module 'plugrad.optim' has no attribute {name!r}")

@@ -58,3 +58,12 @@ def test_an_lbfgs_closure_that_returns_no_loss_is_refused(returned, error, built
             assert "the closure returned" in str(raised.value)
             assert not opt.state and opt._step_count == 0
     assert results[0][0] == results[1][0] == [1.0, -2.0]
+
+
+def test_sparse_adam_is_absent_and_says_why() -> None:
+    # plugrad.optim.SparseAdam was a bare "has no attribute" error.
+    assert not hasattr(plugrad.optim, "SparseAdam")
+    with pytest.raises(AttributeError, match=r"no sparse gradients.*plugrad\.optim\.Adam"):
+        plugrad.optim.SparseAdam  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'Sparse'"):
+        plugrad.optim.Sparse  # noqa: B018
