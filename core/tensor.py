@@ -313,6 +313,19 @@ class Tensor(_InstalledMethods):
                     f"assigned grad is on {value._device.name} but the tensor is on "
                     f"{self._device.name}; move it first (g.to(x.device))"
                 )
+            counter = self._counter
+            if (
+                value is self
+                or value._array is self._array
+                or (counter is not None and value._counter is counter)
+            ):
+                # backward() adds into .grad's memory (zero_grad() zeros it): the tensor's.
+                raise InvalidArgumentError(
+                    "can't assign a tensor as its own grad: the assigned grad is the tensor "
+                    "itself or shares its memory (a view of it, x.detach(), x.data), so "
+                    "backward() would add gradients into the tensor's values; assign a copy "
+                    "(x.detach().clone())"
+                )
         self._grad = value
 
     @grad.deleter

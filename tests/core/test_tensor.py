@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import BackwardError, DtypeError, ShapeError
+from plugrad.errors import BackwardError, DtypeError, InvalidArgumentError, ShapeError
 
 
 def test_attributes() -> None:
@@ -177,6 +177,26 @@ def test_grad_assignment_is_validated() -> None:
         x.grad = np.ones(2)
     x.grad = None
     assert x.grad is None
+
+
+def test_a_tensor_cannot_be_its_own_grad() -> None:
+    # x.grad = x was accepted, and backward() then added the gradient into x itself
+    # (x [1, 2] became [4, 5]); PyTorch refuses it. A tensor sharing x's memory would do
+    # the same (PyTorch accepts those, and changes x): refused too, .grad left as it was.
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="own grad"):
+        t.grad = t
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = plugrad.tensor([0.5, 0.5])
+    for same_memory in (x, x.detach(), x.data, x[:], x.detach().reshape(2)):
+        with pytest.raises(InvalidArgumentError, match="own grad"):
+            x.grad = same_memory
+        assert x.grad.tolist() == [0.5, 0.5]
+    (x * 3).sum().backward()
+    assert x.tolist() == [1.0, 2.0] and x.grad.tolist() == [3.5, 3.5]
+    x.grad = x.detach().clone()  # a copy is any other tensor
+    assert x.grad.tolist() == [1.0, 2.0]
 
 
 def test_conversions() -> None:
