@@ -17,12 +17,14 @@ from .errors import (
     FunctionBackwardError,
     GraphFreedError,
     NotSupportedError,
+    PlugradError,
 )
 from .grad_mode import _state
 from .graph import Node, check_versions, output_edge
+from .inplace import AliasChangedNode, check_family, refuse_view_made_without_grad, relink_family
 from .tensor import Tensor, _object_new, _wrap
 from .tensor_hooks import move_retain_grad
-from .versions import ALIAS, add_alias, memory_family
+from .versions import ALIAS, DETACHED, add_alias, memory_family
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -123,8 +125,12 @@ class FunctionCtx(Node):
         """Declare inputs that ``forward`` changed in place and returns, as PyTorch's.
 
         Each such input is then the output itself, its history that of this
-        function (as after ``x.add_(y)``). A leaf that requires grad cannot be
-        changed so, and neither can a tensor that shares memory with views.
+        function, and its version goes up once more, as PyTorch's. As after
+        ``x.add_(y)``, the tensors sharing its memory follow: a base it is a view
+        of takes it at its place (gradients for that part flow through this
+        function's ``backward``), other views of them are taken again. A leaf that
+        requires grad (or memory it shares) cannot be changed so while gradients
+        are recorded.
         """
         for index, tensor in enumerate(tensors):
             if not isinstance(tensor, Tensor):
@@ -409,31 +415,37 @@ class Function:
         finally:
             _state.enabled = recording
         outputs = output if isinstance(output, tuple) else (output,)
-        _check_dirty(cls, ctx, args, outputs)
-        for index, value in enumerate(outputs):
-            if isinstance(value, (list, dict)) and any(
-                isinstance(v, Tensor)
-                for v in (value.values() if isinstance(value, dict) else value)
-            ):
-                raise ArgumentError(
-                    f"{cls.__name__}.forward returned Tensors inside a {type(value).__name__} "
-                    f"(output {index}), which autograd would not follow; return a Tensor or a "
-                    "tuple of them"
-                )
         # As in PyTorch, outputs that are not Tensors (a count, a flag) pass through as they
         # are; backward() receives None for them.
-        if (
-            not recording
-            or not any(ctx.needs_input_grad)
-            or not any(isinstance(o, Tensor) for o in outputs)
-        ):
+        recording = (
+            recording and any(ctx.needs_input_grad) and any(isinstance(o, Tensor) for o in outputs)
+        )
+        try:
+            for index, value in enumerate(outputs):
+                if isinstance(value, (list, dict)) and any(
+                    isinstance(v, Tensor)
+                    for v in (value.values() if isinstance(value, dict) else value)
+                ):
+                    raise ArgumentError(
+                        f"{cls.__name__}.forward returned Tensors inside a "
+                        f"{type(value).__name__} (output {index}), which autograd would not "
+                        "follow; return a Tensor or a tuple of them"
+                    )
+            families = _check_dirty(cls, ctx, args, outputs, recording)
+        except PlugradError as error:
+            if ctx._dirty:
+                _forget_changed_histories(cls, ctx, error)
+            raise
+        for tensor in ctx._dirty:  # as PyTorch's: once more, past forward's own change
+            tensor._bump_version()
+        if not recording:
             dirty = {id(t) for t in ctx._dirty}
             results = tuple(
                 _output(o, args, False, None) if isinstance(o, Tensor) and id(o) not in dirty else o
                 for o in outputs
             )
             return results if isinstance(output, tuple) else results[0]
-        return _record(cls, ctx, args, output, outputs)
+        return _record(cls, ctx, args, output, outputs, families)
 
 
 def _output(o: Tensor, args: tuple[Any, ...], differentiable: bool, edge: Any) -> Tensor:
@@ -497,10 +509,24 @@ def _bound(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return tuple(bound.args)[len(leading) :]
 
 
+def _in_place_name(cls: type[Function]) -> str:
+    return f"{cls.__name__}.apply() with mark_dirty"
+
+
 def _check_dirty(
-    cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], outputs: tuple[Any, ...]
-) -> None:
-    """Refuse what ``mark_dirty`` cannot honour, before anything is recorded."""
+    cls: type[Function],
+    ctx: FunctionCtx,
+    args: tuple[Any, ...],
+    outputs: tuple[Any, ...],
+    recording: bool,
+) -> list[tuple[Tensor, list[Any]]]:
+    """Refuse what ``mark_dirty`` cannot honour, before anything is recorded; return each
+    dirty tensor with the tensors sharing its memory, as ``apply_inplace`` checks them.
+
+    Only forward's ``mark_dirty`` says which inputs it changed: by then it has changed them.
+    """
+    name = _in_place_name(cls)
+    families = []
     for tensor in ctx._dirty:
         if not any(tensor is a for a in args) or not any(tensor is o for o in outputs):
             raise FunctionBackwardError(
@@ -513,11 +539,44 @@ def _check_dirty(
                 "(the very value gradients are taken with respect to); pass a clone, or call "
                 "it under plugrad.no_grad()"
             )
-        if len(memory_family(tensor)) > 1:
-            raise BackwardError(
-                f"{cls.__name__}.forward changed in place a tensor that shares memory with "
-                "views, which mark_dirty does not follow; pass a clone"
-            )
+        if _state.enabled and tensor._counter is not None and not tensor._requires_grad:
+            refuse_view_made_without_grad(tensor, name)
+        family = memory_family(tensor)
+        if family and recording:
+            check_family(tensor, family, name)
+        families.append((tensor, family))
+    return families
+
+
+def _forget_changed_histories(cls: type[Function], ctx: FunctionCtx, error: Exception) -> None:
+    """After ``apply`` refused what forward did (``error``, which is told so): each tensor
+    sharing memory with one it marked dirty, whose graph history computes values it no
+    longer holds, refuses backward (its gradient would be silently wrong)."""
+    if len(error.args) == 1 and isinstance(error.args[0], str):
+        error.args = (
+            f"{error.args[0]} ({cls.__name__}.forward made its change before mark_dirty told "
+            "which input it changes; tensors whose graph history no longer describes their "
+            "values now refuse backward)",
+        )
+    message = (
+        f"{cls.__name__}.forward changed this tensor's values in place (it, or a tensor "
+        "sharing its memory, was marked dirty), and apply() refused the change, so its graph "
+        "history no longer describes its values: backward through it cannot be computed. "
+        "Compute it again from tensors that were not changed."
+    )
+    for tensor in ctx._dirty:
+        family = memory_family(tensor) or [(tensor, None, None)]
+        made = {id(member): base for member, base, _ in family}
+        for member, _, _ in family:
+            # Consistent where a chain of views leads up to a leaf: the memory's own values.
+            top = member
+            while top._edge is not None:
+                base = made.get(id(top))
+                if base is None or base is DETACHED:
+                    break
+                top = base
+            if member._edge is not None and not (top._edge is None and top._requires_grad):
+                member._edge = AliasChangedNode(member, "", member._edge, message=message)
 
 
 class RefusingBackward(Node):
@@ -610,7 +669,12 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _record(
-    cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], output: Any, outputs: tuple
+    cls: type[Function],
+    ctx: FunctionCtx,
+    args: tuple[Any, ...],
+    output: Any,
+    outputs: tuple,
+    families: list[tuple[Tensor, list[Any]]],
 ) -> Any:
     """Wire ``ctx`` into the graph as the outputs' ``grad_fn`` and wrap the outputs."""
     from .dtypes import is_differentiable
@@ -647,6 +711,9 @@ def _record(
         else:
             results.append(_output(o, args, differentiable, edge))
         position[id(o)] = index
+    for tensor, family in families:  # as after an in-place op: its base and views follow
+        if family:
+            relink_family(tensor, family, _in_place_name(cls))
     # A saved output would make ctx -> output -> ctx a cycle: keep only its array.
     saved = []
     for s in ctx._saved or ():  # () only after the graph is freed, never here

@@ -60,13 +60,17 @@ from .versions import (
 )
 
 __all__ = [
+    "AliasChangedNode",
     "apply_inplace",
     "change_shape",
+    "check_family",
     "check_out",
     "copies_in_use",
     "filled_with",
     "follow_raw_writes",
     "into_out",
+    "refuse_view_made_without_grad",
+    "relink_family",
     "takes_out",
     "views_to_follow",
     "write_out",
@@ -123,7 +127,7 @@ def apply_inplace(
     # Where views are copies, the tensors sharing target's memory are found (or the
     # change refused) first, and brought up to date after it.
     if _state.enabled and target._counter is not None and not target._requires_grad:
-        _refuse_view_made_without_grad(target, name)
+        refuse_view_made_without_grad(target, name)
     copies = target._device.views_are_copies and _copies_to_refresh(target, name)
     recording = _state.enabled and (
         target._requires_grad
@@ -151,7 +155,7 @@ def apply_inplace(
             raise _changed_leaf(target, name, "x = x + y")
         family = memory_family(target)
         if family:
-            _check_family(target, family, name)
+            check_family(target, family, name)
         # The memory is written where something else may hold it (NumPy's array given to
         # from_numpy, or got from .numpy(): PyTorch writes it, and it was left unchanged);
         # the tensor is rebound to the result only where nothing does.
@@ -186,7 +190,7 @@ def apply_inplace(
         if old_edge is not None:
             move_retain_grad(target, old_edge)
         if family:
-            _relink_family(target, family, name)
+            relink_family(target, family, name)
     else:
         # no_grad() written out: its context manager costs a few times these lines, per op.
         previous = _state.enabled
@@ -314,7 +318,7 @@ def _forget_shape_links(target: Tensor) -> None:
     views of it, describe the old shape, so neither can rebuild the other's history now.
 
     A later in-place op through one of them then leaves the others without a history
-    that describes their values (backward through them raises, see :func:`_relink_family`)
+    that describes their values (backward through them raises, see :func:`relink_family`)
     instead of writing at the old keys (gradients of ``y[0].mul_(5)`` after
     ``y.unsqueeze_(0)`` went to ``y[0]`` of the new shape: all of ``y``).
     """
@@ -354,7 +358,7 @@ def follow_raw_writes(found: Sequence[tuple[Tensor, Any]]) -> None:
         _refresh_copies(tensor, links)
 
 
-def _check_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
+def check_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
     """Refuse a recorded in-place op on memory that a leaf requiring grad also looks at,
     or through a view whose base was cut from the graph (``detach_()``) after it was made."""
     made = {id(member): base for member, base, _ in family}
@@ -384,7 +388,7 @@ def _check_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: s
                 )
 
 
-def _relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
+def relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: str) -> None:
     """Bring the graph history of the tensors sharing ``target``'s memory up to date.
 
     A recorded in-place op has just written into the memory and rebased ``target``
@@ -489,7 +493,7 @@ def _refresh_copies(target: Tensor, links: list[tuple[Tensor, Any, Any]]) -> Non
     ``target`` has just been changed in place. Up the chain of tensors it was
     derived from, each becomes itself with the changed one written at its key;
     then each tensor derived from an updated one becomes its key of it again.
-    Values only: graph history is :func:`_relink_family`'s work.
+    Values only: graph history is :func:`relink_family`'s work.
     """
     made = {id(member): (source, key) for member, source, key in links}
     updated = {id(target)}
@@ -651,14 +655,16 @@ class AliasChangedNode(Node):
 
     __slots__ = ("_message",)
 
-    def __init__(self, target: Tensor, name: str, history: Any = None) -> None:
+    def __init__(
+        self, target: Tensor, name: str, history: Any = None, *, message: str | None = None
+    ) -> None:
         self._device = target._device
         # The tensor's old history, as the one edge: a backward pass that needs only
         # some inputs (autograd.grad, backward(inputs=...)) then sees that its path to
         # them runs through this node, and raises, rather than leaving the path out.
         self._edges = () if history is None else (history,)
         self._hooks = None
-        self._message = (
+        self._message = message or (
             f"{name} was applied, while gradients were recorded, to a tensor of shape "
             f"{target.shape} sharing memory with this one (a view of it, or one it is a view "
             "of, possibly before a shape change in place such as x.t_()), so this tensor's "
@@ -675,7 +681,7 @@ class AliasChangedNode(Node):
         pass
 
 
-def _refuse_view_made_without_grad(target: Tensor, name: str) -> None:
+def refuse_view_made_without_grad(target: Tensor, name: str) -> None:
     """Refuse an in-place change, outside no_grad, of a view taken under no_grad of a tensor
     that requires grad, as PyTorch does: whether autograd should see it is ambiguous."""
     # Where no tensor the view chain leads up to requires grad (each view holds the tensor

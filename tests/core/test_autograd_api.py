@@ -161,6 +161,35 @@ def test_once_differentiable_refuses_double_backward() -> None:
         grad(plugrad.sum(g), x)
 
 
+def test_once_differentiable_gradient_requires_grad_where_pytorch_would_be_silently_wrong() -> None:
+    # Unlike PyTorch's, the gradient requires grad when a tensor the backward saved does
+    # (PyTorch's only when an incoming gradient does): PyTorch's, a constant, makes the
+    # second derivative of (g * x).sum() g ([6]) where it is 4 * x ([12]), without a word.
+    torch = pytest.importorskip("torch")
+
+    class TorchSquare(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    t = torch.tensor([3.0], dtype=torch.float64, requires_grad=True)
+    (tg,) = torch.autograd.grad(TorchSquare.apply(t).sum(), t, create_graph=True)
+    assert not tg.requires_grad
+    assert torch.autograd.grad((tg * t).sum(), t)[0].tolist() == [6.0]
+    x = f64(3.0)
+    (g,) = grad(plugrad.sum(RawSquare.apply(x)), x, create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(BackwardError, match="once_differentiable"):
+        grad(plugrad.sum(g * x), x)
+
+
 # -- anomaly mode ------------------------------------------------------------------------------
 
 

@@ -321,6 +321,103 @@ def test_mark_dirty_makes_the_changed_input_the_output() -> None:
         ForgetsToReturn.apply(plugrad.ones(1, requires_grad=True) * 1)
 
 
+def _doubling_in_place(library):
+    """PyTorch's or plugrad's Function doubling its input in place (marked dirty)."""
+
+    class Double_(library.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Double_
+
+
+def _double_in_place(library, case):
+    """Double (in place, marked dirty) part of y = x * 1, where y shares memory with views;
+    return y, x.grad and a view made before, as PyTorch or plugrad computes them."""
+    x = library.tensor([1.0, 2.0, 3.0, 4.0], dtype=library.float64, requires_grad=True)
+    y = x * 1
+    first = y[0]  # a view alive through the change
+    if case == "a view":
+        _doubling_in_place(library).apply(y[1:3])
+    elif case == "a view's view":
+        _doubling_in_place(library).apply(y.reshape(2, 2)[1, :1])
+    else:  # the tensor itself, while a view of it lives
+        _doubling_in_place(library).apply(y)
+    ((y * y).sum() + first * 10).backward()
+    return y.tolist(), x.grad.tolist(), first.tolist()
+
+
+@pytest.mark.parametrize("case", ["a view", "a view's view", "a tensor with a view"])
+def test_mark_dirty_of_memory_shared_with_views_rebases_them_as_pytorch(case) -> None:
+    # mark_dirty refused an input that was a view, or had one, after forward had changed it
+    # (BackwardError: "shares memory with views"), and a caller going on got gradients of
+    # the old history ([2, 4, 6, 8] for a view). As in PyTorch, the base now takes the view
+    # at its place, through the Function's backward, and other views are taken again.
+    torch = pytest.importorskip("torch")
+    assert _double_in_place(plugrad, case) == _double_in_place(torch, case)
+
+
+def test_mark_dirty_bumps_the_version_once_more_as_pytorch() -> None:
+    # The version went up by one (forward's mul_); PyTorch's mark_dirty adds one.
+    torch = pytest.importorskip("torch")
+
+    def bumps(library, case):
+        x = library.tensor([1.0, 2.0, 3.0], requires_grad=case != "nothing requires grad")
+        y = x * 1
+        before = y._version
+        target = y[1:] if case == "a view" else y
+        if case == "no_grad":
+            with library.no_grad():
+                _doubling_in_place(library).apply(target)
+        else:
+            _doubling_in_place(library).apply(target)
+        return y._version - before
+
+    for case in ("recorded", "a view", "no_grad", "nothing requires grad"):
+        assert bumps(plugrad, case) == bumps(torch, case) == 2, case
+
+
+def test_a_refused_mark_dirty_leaves_no_history_that_gives_wrong_gradients() -> None:
+    # Forward has changed the input by the time mark_dirty says so: where apply() then
+    # refuses, the tensors whose history describes the old values refuse backward (PyTorch
+    # gives x.grad [4, 8] for (y * y).sum(), of y = x * 1, where y now holds 2 * x).
+    class ForgetsToReturn(plugrad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = plugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    first = y[0]
+    with pytest.raises(FunctionBackwardError, match="made its change before mark_dirty"):
+        ForgetsToReturn.apply(y)
+    for changed in (y, first):
+        with pytest.raises(InPlaceModificationError, match=r"ForgetsToReturn\.forward changed"):
+            (changed * changed).sum().backward()
+    assert x.grad is None
+    # A view of a leaf that requires grad is refused, as PyTorch does; the leaf's other
+    # views still describe their values (the leaf's own), and differentiate.
+    leaf = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    head = leaf[:2]
+    with pytest.raises(plugrad.errors.BackwardError, match="leaf tensor that requires grad"):
+        _doubling_in_place(plugrad).apply(leaf[1:])
+    (head * head).sum().backward()
+    assert leaf.tolist() == [1.0, 4.0, 6.0] and leaf.grad.tolist() == [2.0, 8.0, 0.0]
+
+
 def test_apply_takes_keywords_and_defaults_as_pytorchs() -> None:
     # setup_context's inputs left a forward's defaults out (inputs[1] raised IndexError),
     # and apply() took no keyword arguments.
