@@ -61,3 +61,20 @@ def identity_with_backward(name: str, backward: Callable[[Any, Any], Any]) -> ty
 
     namespace = {"forward": staticmethod(forward), "backward": staticmethod(backward)}
     return type(name, (plugrad.Function,), namespace)
+
+
+def doubling_in_place(library: Any) -> Any:
+    """PyTorch's or plugrad's Function doubling its input in place (marked dirty)."""
+
+    class Double_(library.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Double_

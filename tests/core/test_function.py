@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 import pytest
-from functions import Exp, Square, identity_with_backward
+from functions import Exp, Square, doubling_in_place, identity_with_backward
 
 import plugrad
 from plugrad.errors import FunctionBackwardError, GraphFreedError, InPlaceModificationError
@@ -321,23 +321,6 @@ def test_mark_dirty_makes_the_changed_input_the_output() -> None:
         ForgetsToReturn.apply(plugrad.ones(1, requires_grad=True) * 1)
 
 
-def _doubling_in_place(library):
-    """PyTorch's or plugrad's Function doubling its input in place (marked dirty)."""
-
-    class Double_(library.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
-
-    return Double_
-
-
 def _double_in_place(library, case):
     """Double (in place, marked dirty) part of y = x * 1, where y shares memory with views;
     return y, x.grad and a view made before, as PyTorch or plugrad computes them."""
@@ -345,11 +328,11 @@ def _double_in_place(library, case):
     y = x * 1
     first = y[0]  # a view alive through the change
     if case == "a view":
-        _doubling_in_place(library).apply(y[1:3])
+        doubling_in_place(library).apply(y[1:3])
     elif case == "a view's view":
-        _doubling_in_place(library).apply(y.reshape(2, 2)[1, :1])
+        doubling_in_place(library).apply(y.reshape(2, 2)[1, :1])
     else:  # the tensor itself, while a view of it lives
-        _doubling_in_place(library).apply(y)
+        doubling_in_place(library).apply(y)
     ((y * y).sum() + first * 10).backward()
     return y.tolist(), x.grad.tolist(), first.tolist()
 
@@ -375,9 +358,9 @@ def test_mark_dirty_bumps_the_version_once_more_as_pytorch() -> None:
         target = y[1:] if case == "a view" else y
         if case == "no_grad":
             with library.no_grad():
-                _doubling_in_place(library).apply(target)
+                doubling_in_place(library).apply(target)
         else:
-            _doubling_in_place(library).apply(target)
+            doubling_in_place(library).apply(target)
         return y._version - before
 
     for case in ("recorded", "a view", "no_grad", "nothing requires grad"):
@@ -413,7 +396,7 @@ def test_a_refused_mark_dirty_leaves_no_history_that_gives_wrong_gradients() -> 
     leaf = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
     head = leaf[:2]
     with pytest.raises(plugrad.errors.BackwardError, match="leaf tensor that requires grad"):
-        _doubling_in_place(plugrad).apply(leaf[1:])
+        doubling_in_place(plugrad).apply(leaf[1:])
     (head * head).sum().backward()
     assert leaf.tolist() == [1.0, 4.0, 6.0] and leaf.grad.tolist() == [2.0, 8.0, 0.0]
 

@@ -11,6 +11,7 @@ import importlib.util
 from collections.abc import Iterator
 
 import pytest
+from functions import doubling_in_place
 
 import plugrad
 from plugrad.errors import ReadOnlyViewError, ViewCopyError
@@ -413,24 +414,12 @@ def test_views_keep_the_layout_a_strided_library_gives_them(device) -> None:
         x.t().view(24)
 
 
-class _DoubleInPlace(plugrad.Function):
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(2)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
-
-
 def test_a_function_changing_a_view_in_place_reaches_its_base_and_views(device) -> None:
     # mark_dirty refused a view (and a tensor with views), after forward had changed it.
     a = plugrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = a * 1
     first, tail = y[0], y[1:]
-    _DoubleInPlace.apply(y[1:])
+    doubling_in_place(plugrad).apply(y[1:])
     assert y.tolist() == [1.0, 4.0, 6.0] and tail.tolist() == [4.0, 6.0] and first.tolist() == 1.0
     ((y * y).sum() + (tail * 10).sum()).backward()
     assert a.grad.tolist() == [2.0, 36.0, 44.0]
