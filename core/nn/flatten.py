@@ -75,7 +75,10 @@ class Unflatten(Module):
         if not isinstance(dim, int) or isinstance(dim, bool):
             raise ArgumentError(f"Unflatten: dim must be an int, got {type(dim).__name__}")
         if isinstance(unflattened_size, (tuple, list)):  # (NumPy ints too)
-            unflattened_size = type(unflattened_size)(map(_int_or_itself, unflattened_size))
+            sizes = [_int_or_itself(size) for size in unflattened_size]
+            # (a named tuple is made of its fields, a plugrad.Size or list of one sequence)
+            kind = type(unflattened_size)
+            unflattened_size = kind(*sizes) if hasattr(kind, "_fields") else kind(sizes)
         if not isinstance(unflattened_size, (tuple, list)) or not all(
             isinstance(size, int) and not isinstance(size, bool) for size in unflattened_size
         ):

@@ -6,6 +6,7 @@ state_dict(), load_state_dict(), to() and repr see it under PyTorch's names.
 
 from __future__ import annotations
 
+import collections
 from collections import OrderedDict
 
 import numpy as np
@@ -258,7 +259,14 @@ def test_parameter_dict_refuses_bad_input(call, error, message) -> None:
 
 @pytest.mark.parametrize(
     ("dim", "sizes", "shape"),
-    [(1, (2, 5), (3, 10)), (-1, [2, -1], (3, 10)), (0, (3, 1), (3, 4)), (-2, (2, 2), (3, 4, 5))],
+    [
+        (1, (2, 5), (3, 10)),
+        (-1, [2, -1], (3, 10)),
+        (0, (3, 1), (3, 4)),
+        (-2, (2, 2), (3, 4, 5)),
+        # (a named tuple raised TypeError: it was rebuilt from one sequence)
+        (1, collections.namedtuple("Sizes", "height width")(2, 5), (3, 10)),
+    ],
     ids=str,
 )
 def test_unflatten_as_pytorch_with_gradients(dim, sizes, shape) -> None:
