@@ -17,6 +17,7 @@ import operator
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -277,6 +278,21 @@ def take_along_axis(xp: Any, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
     return xp.take_along_axis(x, indices, axis=axis)
 
 
+#: NumPy's floating-point warnings, by their messages.
+_FLOATING_POINT_WARNINGS = r"(divide by zero|overflow|underflow|invalid value) encountered"
+
+
+@contextlib.contextmanager
+def _floating_point_warnings_off() -> Iterator[None]:
+    """NumPy's floating-point warnings off while a graph is computed: inf and nan come
+    without a word, as on the other backends (plugrad turns them off around each op, but
+    Dask's tasks run when values are read; a warnings filter of "error" made each one an
+    exception there). Warnings filters are the process's: Dask's threads see this one."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_FLOATING_POINT_WARNINGS, category=RuntimeWarning)
+        yield
+
+
 @contextlib.contextmanager
 def _linalg_errors_retold() -> Iterator[None]:
     """NumPy's and SciPy's LinAlgError from computing a graph as plugrad's, as the other
@@ -349,7 +365,7 @@ class DaskBackend(Backend):
         return array
 
     def to_numpy(self, array: Any) -> np.ndarray:
-        with _linalg_errors_retold():
+        with _linalg_errors_retold(), _floating_point_warnings_off():
             computed = np.asarray(array.compute())  # computes the task graph
         # A read-only view, as JAX's: a write would change a copy (or a chunk's memory,
         # which compute may hand back as it is), never the tensor.
@@ -360,7 +376,7 @@ class DaskBackend(Backend):
     def compute(self, arrays: Sequence[Any]) -> list[Any]:
         import dask
 
-        with _linalg_errors_retold():
+        with _linalg_errors_retold(), _floating_point_warnings_off():
             values = dask.compute(*arrays)
         return [
             _dask_array().from_array(np.asarray(value), chunks=array.chunks)
@@ -382,7 +398,8 @@ class DaskBackend(Backend):
             return
         import dask
 
-        (persisted,) = dask.persist(array)
+        with _floating_point_warnings_off():
+            (persisted,) = dask.persist(array)
         array.dask = persisted.dask
 
     def write(self, array: Any, values: Any) -> Any:

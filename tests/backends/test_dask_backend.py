@@ -631,3 +631,19 @@ def test_linspace_ends_at_stop_exactly() -> None:
                 assert values[0] == expected[0] and values[-1] == expected[-1]
         x = plugrad.tensor(rng.normal(size=60))
         assert plugrad.histogram(x, bins=1).hist.item() == 60
+
+
+def test_inf_and_nan_are_read_without_numpys_warnings() -> None:
+    # Dask runs the tasks when values are read, outside the op that plugrad quiets: under a
+    # warnings filter of "error" (pytest's here) reading log(0) raised NumPy's RuntimeWarning.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with plugrad.use_backend("dask"):
+            zero = plugrad.tensor([0.0, 1.0])
+            assert plugrad.log(zero).tolist() == [-np.inf, 0.0]
+            assert np.isnan((zero / 0.0).tolist()[0])
+            assert plugrad.exp(plugrad.tensor([1000.0])).item() == np.inf
+            (computed,) = plugrad.compute(plugrad.log(zero))
+            assert computed.tolist() == [-np.inf, 0.0]
