@@ -1,9 +1,11 @@
 """Complex values made from their real and imaginary parts, in any array namespace.
 
 ``real + imag * 1j`` is wrong where ``imag`` is not finite: in complex arithmetic
-``inf * 1j`` is ``nan + inf j``, which would turn the real part into nan. The one
-function here builds the value exactly, on arrays with their backend's namespace
-or on tensors with plugrad's (then it is recorded and differentiable).
+``inf * 1j`` is ``nan + inf j``, which would turn the real part into nan; and it
+loses signed zeros (``-1.0 + -0.0 * 1j`` is ``-1 + 0j``), which puts ``sqrt``,
+``log`` and ``angle`` on the wrong side of their branch cut. The one function here
+builds the value exactly, on arrays with their backend's namespace or on tensors
+with plugrad's, unrecorded (``plugrad.complex`` gives it its gradient).
 """
 
 from __future__ import annotations
@@ -27,4 +29,13 @@ def assembled(xp: Any, real: Any, imag: Any, dtype: Any) -> Any:
             xp.full_like(imag, complex(0.0, -math.inf), dtype=dtype),
         ),
     )
-    return xp.where(finite, z, as_complex + unusual)
+    z = xp.where(finite, z, as_complex + unusual)
+    # The zeros' signs, which the additions above turned to +0: -conj(z) changes the sign
+    # of the real part alone, conj(z) that of the imaginary part.
+    z = xp.where(_sign_lost(xp, xp.real(z), real), -xp.conj(z), z)
+    return xp.where(_sign_lost(xp, xp.imag(z), imag), xp.conj(z), z)
+
+
+def _sign_lost(xp: Any, made: Any, wanted: Any) -> Any:
+    """Where ``made`` is a zero of the other sign than ``wanted``'s."""
+    return (made == 0) & (xp.signbit(made) != xp.signbit(wanted))

@@ -14,6 +14,7 @@ sharing the copy's memory.
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 from . import autocast_mode as _autocast
 from . import complex_parts
@@ -21,6 +22,7 @@ from . import dtypes as _dtypes
 from . import graph as _graph
 from . import ops as _ops
 from .errors import ArgumentError, DtypeError, ShapeError
+from .function import Function, FunctionCtx
 from .inplace import apply_inplace, takes_out
 from .tensor import Tensor, install_methods
 from .versions import mark_copy_of_view
@@ -61,7 +63,23 @@ def _parts(function: str, first: Tensor, second: Tensor, names: str) -> _dtypes.
 
 
 def _assembled(real: Tensor, imag: Tensor, dtype: _dtypes.DType) -> Tensor:
-    return complex_parts.assembled(_graph.tensor_namespace, real, imag, dtype)
+    real, imag = _ops.broadcast_arrays(real, imag)
+    return _FromParts.apply(real, imag, dtype)
+
+
+class _FromParts(Function):
+    """``real + imag * 1j`` made exactly (signed zeros, infinities: see complex_parts),
+    with the gradient ``(real(g), imag(g))`` of that linear map."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any) -> Tensor:
+        real, imag, dtype = args
+        return complex_parts.assembled(_graph.tensor_namespace, real, imag, dtype)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> tuple[Tensor, Tensor, None]:
+        (grad,) = grad_outputs
+        return _ops.real(grad), _ops.imag(grad), None
 
 
 @takes_out

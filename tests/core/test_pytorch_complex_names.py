@@ -170,3 +170,36 @@ def test_conj_physical_in_place_as_pytorch() -> None:
     assert plugrad.conj_physical_(x).tolist() == [1.0, -2.0]
     with pytest.raises(plugrad.errors.ArgumentError, match="conj_physical_"):
         plugrad.conj_physical_(values)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "dask", "array_api_strict"])
+def test_complex_parts_keep_their_signed_zeros_as_pytorchs(backend: str) -> None:
+    # complex(), view_as_complex() and polar() built real + imag * 1j, which turns an
+    # imaginary -0.0 (and a real -0.0) into +0.0: sqrt, log and angle then took the other
+    # side of their branch cut (sqrt(-4 - 0j) was +2j, angle(-1 - 0j) pi instead of -pi).
+    pytest.importorskip(backend)
+    real, imag = [-1.0, -4.0, -0.0, 0.0, -0.0, 2.0], [-0.0, -0.0, 0.0, -0.0, -0.0, -0.0]
+    theirs = torch.complex(torch.tensor(real), torch.tensor(imag))
+    with plugrad.use_backend(backend):
+        ours = {
+            "complex": plugrad.complex(plugrad.tensor(real), plugrad.tensor(imag)),
+            "view_as_complex": plugrad.view_as_complex(
+                plugrad.stack([plugrad.tensor(real), plugrad.tensor(imag)], -1)
+            ),
+        }
+        for name, z in ours.items():
+            parts = np.array(plugrad.view_as_real(z).tolist())
+            expected = torch.view_as_real(theirs).numpy()
+            np.testing.assert_array_equal(np.signbit(parts), np.signbit(expected), err_msg=name)
+            # (JAX's own sqrt takes -1 - 0j to +1j: its branch cut ignores the zero's sign)
+            for function in ("log", "angle") if backend == "jax" else ("sqrt", "log", "angle"):
+                got = np.array(getattr(plugrad, function)(z).tolist())
+                want = getattr(torch, function)(theirs).numpy()
+                np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{name} {function}")
+        # The gradient is that of the linear map, (real(g), imag(g)).
+        r = plugrad.tensor(real, requires_grad=True)
+        i = plugrad.tensor(imag, requires_grad=True)
+        weights = plugrad.tensor([1 + 2j, 3 - 1j, 1j, 2.0, -1.0, 1 - 1j], dtype=plugrad.complex64)
+        (plugrad.complex(r, i) * weights).real.sum().backward()
+        assert r.grad.tolist() == [1.0, 3.0, 0.0, 2.0, -1.0, 1.0]
+        assert i.grad.tolist() == [-2.0, 1.0, -1.0, -0.0, 0.0, 1.0]
