@@ -55,6 +55,7 @@ from .versions import (
     copies_of_views,
     copy_of_view_made_by,
     copy_of_view_made_from,
+    detached_roots,
     memory_family,
     memory_links,
 )
@@ -399,8 +400,10 @@ def relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: s
     diagonal), and each tensor viewed from an updated one becomes that view of it
     again. A base viewed by a view op that cannot be undone (``broadcast_to``) now holds
     values that its history does not describe: backward through it raises instead
-    of giving a wrong gradient. A ``detach()``-ed one has no history: it
-    just sees the new values.
+    of giving a wrong gradient. A tensor on the other side of a ``detach()`` from
+    ``target`` (the detached one, what was made from it, or, for a ``target`` made
+    from it, the tensor it was detached from) has no history that the change
+    touches: it just sees the new values, as in PyTorch.
     """
     made = {id(member): (base, key) for member, base, key in family}
     updated = {id(target)}
@@ -429,6 +432,12 @@ def relink_family(target: Tensor, family: list[tuple[Tensor, Any, Any]], name: s
             _rebase(member, _view_again(base, key))
             updated.add(id(member))
     stale = [m for m, base, _ in family if id(m) not in updated and base is not DETACHED]
+    if stale:
+        # Across a detach() (h.detach()[1:] changed through h, or h changed through it):
+        # no graph link to target, as in PyTorch.
+        roots = detached_roots(target)
+        own = roots.get(id(target))
+        stale = [m for m in stale if roots.get(id(m)) is own]
     if stale and (target._requires_grad or any(m._requires_grad for m in stale)):
         for other in stale:
             other._edge = AliasChangedNode(target, name, other._edge)

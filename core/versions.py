@@ -4,11 +4,11 @@ A tensor's ``_counter`` is ``None`` until the tensor is modified in place or a
 view of it is taken; then a list shared with its views (and ``detach()``-ed
 copies): the version, then ``(member, base, key)`` for each tensor sharing the
 memory (``member`` and ``base`` weak references; ``base`` is the tensor
-``member`` was made from, ``None`` for the first tensor and for views whose
-``key`` says nothing), so that an in-place op recorded on one of them can bring
-the others' graph history up to date, and on backends whose views are copies
-their values too (see :mod:`plugrad.inplace`). The functions here are the
-Tensor's methods of the same names (``_bump_version``, ``_add_alias``, ...).
+``member`` was made from, ``None`` for the first tensor), so that an in-place op
+recorded on one of them can bring the others' graph history up to date, and on
+backends whose views are copies their values too (see :mod:`plugrad.inplace`).
+The functions here are the Tensor's methods of the same names
+(``_bump_version``, ``_add_alias``, ...).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "copies_of_views",
     "copy_of_view_made_from",
     "copy_of_view_made_by",
+    "detached_roots",
     "is_view",
     "leave_memory",
     "mark_copy_of_view",
@@ -156,7 +157,9 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
 
     ``key``: the index that made ``alias`` as ``tensor[key]``, :data:`DETACHED`
     for ``detach()``, :data:`ALIAS` for the same values under another history,
-    ``None`` for any other view. The two share the counter.
+    ``None`` for any other view (its values cannot be derived from ``tensor``'s, but
+    whether it was made from a ``detach()``-ed one stays known). The two share the
+    counter.
     """
     counter = tensor._counter
     if counter is None or len(counter) == 1:
@@ -173,10 +176,8 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
         made_by = copy_of_view_made_by(tensor)
         if made_by is not None:
             mark_copy_of_view(alias, made_by)  # (the copy's own entry keeps its source)
-    if key is None:
-        counter.append((_weak(alias), None, None))
-    else:
-        counter.append((_weak(alias), _weak(tensor), key))
+    counter.append((_weak(alias), _weak(tensor), key))
+    if key is not None:
         if key is not DETACHED and key is not ALIAS:
             # A view keeps what it views alive, as PyTorch's ``_base`` does: an in-place
             # change of the view reaches that tensor (and its other views) through it, even
@@ -268,6 +269,31 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
     return found
 
 
+def detached_roots(tensor: Member) -> dict[int, Any]:
+    """For each live tensor sharing ``tensor``'s memory, by id: a token of the nearest
+    ``detach()`` it was made through (its own if it was made by one), or ``None``.
+
+    Tensors with different tokens are on different sides of a ``detach()``: an
+    in-place change of one does not touch the other's graph history, as in PyTorch.
+    Views whose values cannot be derived (``broadcast_arrays``) count too.
+    """
+    counter = tensor._counter
+    if counter is None or len(counter) < 2:
+        return {}
+    by_entry: dict[int, Any] = {}
+    roots: dict[int, Any] = {}
+    for member_ref, source_ref, key in counter[1:]:
+        if key is DETACHED:
+            root = member_ref
+        else:
+            root = None if source_ref is None else by_entry.get(id(source_ref))
+        by_entry.setdefault(id(member_ref), root)
+        member = member_ref()
+        if member is not None:
+            roots.setdefault(id(member), root)
+    return roots
+
+
 def is_view(tensor: Member) -> bool:
     """Whether ``tensor`` was made as a view of another tensor (not by ``detach()``)."""
     counter = tensor._counter
@@ -285,10 +311,11 @@ def memory_links(tensor: Member) -> list[tuple[Member, Any, Any]]:
     Each as ``(member, source, key)`` in the order made: ``member`` holds the
     values ``source[key]`` (an index), or all of ``source``'s values (``key``
     :data:`DETACHED` or :data:`ALIAS`), or the view :class:`ViewOf` or
-    :class:`Unstacked` says; ``source`` is ``None`` when they cannot
-    be derived from another member (the first tensor, other views such as a
-    reshape, or a source that is gone). Used where views are copies, to bring
-    every member's values up to date after an in-place change of one of them.
+    :class:`Unstacked` says; ``source`` is ``None`` when they cannot be derived
+    from another member (the first tensor, other views such as
+    ``broadcast_arrays``'s, or a source that is gone). Used where views are
+    copies, to bring every member's values up to date after an in-place change of
+    one of them.
     """
     counter = tensor._counter
     if counter is None or len(counter) < 2:
@@ -299,5 +326,6 @@ def memory_links(tensor: Member) -> list[tuple[Member, Any, Any]]:
         member = member_ref()
         if member is not None and id(member) not in seen:
             seen.add(id(member))
-            found.append((member, None if source_ref is None else source_ref(), key))
+            source = None if source_ref is None or key is None else source_ref()
+            found.append((member, source, key))
     return found

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import ReadOnlyViewError
+from plugrad import registry
+from plugrad.errors import BackendError, ReadOnlyViewError
 
 torch = pytest.importorskip("torch")
 
@@ -186,3 +187,82 @@ def test_a_broadcast_output_refuses_writes_as_expand_does(on_numpy) -> None:
     same, _ = plugrad.broadcast_tensors(y, plugrad.ones(1, 3))
     same.add_(1.0)  # no element shown twice: written, as in PyTorch
     assert y.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.fixture(params=["numpy", "torch", "jax", "dask"])
+def installed_backend(request: pytest.FixtureRequest) -> str:
+    """Each backend's name; the test is skipped where its library is not installed."""
+    try:
+        registry.resolve_device(request.param)
+    except BackendError:
+        pytest.skip(f"{request.param} is not installed")
+    return request.param
+
+
+DETACHED_VIEWS = {
+    "detach()[1:]": lambda h: h.detach()[1:],
+    "detach()[0]": lambda h: h.detach()[0],
+    "detach().view": lambda h: h.detach().view(2, 2),
+    "detach().view.t()": lambda h: h.detach().view(2, 2).t(),
+    "data[1:]": lambda h: h.data[1:],
+    "detach().unbind": lambda h: h.detach().view(2, 2).unbind(0)[1],
+}
+
+RECORDED_CHANGES = {
+    "setitem": lambda h: h.__setitem__(0, 5.0),
+    "mul_": lambda h: h.mul_(2.0),
+    "through a view": lambda h: h[1:].mul_(3.0),
+    "copy_": lambda h: h.copy_(h.detach() * 0 + 7.0),
+    "sigmoid_": lambda h: h.sigmoid_(),
+}
+
+
+def _detached_view_kept(lib, make, change):
+    x = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    h = x * 1
+    t = make(h)  # a target, a logged activation
+    change(h)
+    out = (t.requires_grad, t.grad_fn is None, t.tolist())
+    ((h * h).sum() + (h * t.sum()).sum()).backward()
+    return (*out, x.grad.tolist())
+
+
+@pytest.mark.parametrize("change", list(RECORDED_CHANGES))
+@pytest.mark.parametrize("make", list(DETACHED_VIEWS))
+def test_a_view_of_a_detached_tensor_stays_out_of_the_graph_as_in_pytorch(
+    installed_backend, make, change
+):
+    # It was given requires_grad=True and a grad_fn that refused backward: the recorded
+    # change of h took it for a view of h itself.
+    theirs = _detached_view_kept(torch, DETACHED_VIEWS[make], RECORDED_CHANGES[change])
+    with plugrad.use_backend(installed_backend):
+        ours = _detached_view_kept(plugrad, DETACHED_VIEWS[make], RECORDED_CHANGES[change])
+    assert ours[:2] == theirs[:2] == (False, True)
+    for mine, reference in zip(ours[2:], theirs[2:]):
+        np.testing.assert_allclose(mine, reference, rtol=1e-6)
+
+
+CHANGES_BY = {
+    "mul_": lambda d, w: d.mul_(w),
+    "through a view": lambda d, w: d[1:].mul_(w),
+    "setitem": lambda d, w: d.__setitem__(0, w),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES_BY))
+def test_a_tensor_changed_through_its_detached_copy_keeps_its_history_as_in_pytorch(
+    installed_backend, change
+):
+    # Backward through h raised: h's history was taken for one its values had outgrown.
+    results = []
+    for lib in (torch, plugrad):
+        with plugrad.use_backend(installed_backend):
+            x = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+            w = lib.tensor(3.0, requires_grad=True)
+            h = x * 2
+            d = h.detach()
+            CHANGES_BY[change](d, w)
+            assert h.grad_fn is not None and d.requires_grad
+            (h.sum() + d.sum()).backward()
+            results.append((h.tolist(), d.tolist(), x.grad.tolist(), w.grad.item()))
+    assert results[0] == results[1]
