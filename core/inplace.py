@@ -21,7 +21,7 @@ import operator
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 from . import complex_parts
 from . import dtypes as _dtypes
@@ -50,6 +50,7 @@ from .tensor_operators import BINARY_OPERATORS
 from .versions import (
     ALIAS,
     DETACHED,
+    Through,
     Unstacked,
     ViewOf,
     copies_of_views,
@@ -466,10 +467,10 @@ def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any
         raise ViewCopyError(
             f"{name} on a tensor of shape {target.shape} cannot be shown in a view of shape "
             f"{view.shape} that shares its memory: on the {backend!r} backend views are "
-            "copies, and plugrad brings a view up to date only while the tensor it was made "
-            "from exists (a view of a temporary, or one made by several inputs as "
-            "broadcast_arrays, cannot be). Make that view after the change, or change a "
-            "copy (x.clone()) instead. Nothing was changed."
+            "copies, and plugrad brings a view up to date only while it can be made again "
+            "from another of them (not one made by several inputs as broadcast_arrays, nor "
+            "detach()-ed parts of a tensor that is gone). Make that view after the change, "
+            "or change a copy (x.clone()) instead. Nothing was changed."
         )
     made = {id(member): (source, key) for member, source, key in links}
     member = target
@@ -477,18 +478,37 @@ def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any
         source, key = made[id(member)]
         if source is None:
             return links
-        if type(key) is ViewOf and key.op.name not in _VIEW_INVERSES:
-            # A broadcast view is read-only on every backend (NumPy marks it so).
-            refusal = ReadOnlyViewError if key.op.name == "broadcast_to" else ViewCopyError
-            raise refusal(
-                f"{name} on a view of shape {member.shape} made by {key.op.name}() cannot be "
-                f"shown in the tensor of shape {source.shape} it views: on the "
-                f"{target._device.backend.name!r} backend views are copies, and the values "
-                f"of a {key.op.name}() view cannot be written back into its base. Make the "
-                "change on the base, or on a copy (v = v.clone()), instead. Nothing was "
-                "changed."
-            )
+        steps = _steps(source, key) if type(key) is Through else [(source, key, member)]
+        for base, step, view in steps:
+            if type(step) is ViewOf and step.op.name not in _VIEW_INVERSES:
+                _refuse_writing_back(name, target, view, base, step.op.name)
         member = source
+
+
+def _refuse_writing_back(
+    name: str, target: Tensor, view: Tensor, base: Tensor, op: str
+) -> NoReturn:
+    # A broadcast view is read-only on every backend (NumPy marks it so).
+    refusal = ReadOnlyViewError if op == "broadcast_to" else ViewCopyError
+    raise refusal(
+        f"{name} on a view of shape {view.shape} made by {op}() cannot be shown in the "
+        f"tensor of shape {base.shape} it views: on the {target._device.backend.name!r} "
+        f"backend views are copies, and the values of a {op}() view cannot be written back "
+        "into its base. Make the change on the base, or on a copy (v = v.clone()), instead. "
+        "Nothing was changed."
+    )
+
+
+def _steps(source: Tensor, key: Through) -> list[tuple[Tensor, Any, Tensor]]:
+    """The views between ``source`` and the tensor ``key`` derives from it, as ``(base,
+    step, view)`` from ``source`` down, each view a stand-in holding its values."""
+    steps = []
+    base = source
+    for step in key.keys:
+        view = _wrap(_derived(base, step), source._device, False, None)
+        steps.append((base, step, view))
+        base = view
+    return steps
 
 
 #: What a refused write names while copied views are brought up to date (copy backends only,
@@ -519,7 +539,7 @@ def _refresh_copies(target: Tensor, links: list[tuple[Tensor, Any, Any]]) -> Non
             member = source
         for member, source, key in links:  # down: in the order made, sources come first
             if id(member) not in updated and source is not None and id(source) in updated:
-                _write_or_rebind(member, _derived(member, source, key), _REFRESH)
+                _write_or_rebind(member, _derived(source, key), _REFRESH)
                 updated.add(id(member))
     finally:
         _state.enabled = previous
@@ -529,6 +549,11 @@ def _written_back(source: Tensor, member: Tensor, key: Any) -> Any:
     """``source``'s values with those of ``member``, derived from it by ``key``, written in."""
     if key is DETACHED or key is ALIAS:
         return member._array
+    if type(key) is Through:  # up the views between, from member's
+        changed = member
+        for base, step, _ in reversed(_steps(source, key)):
+            changed = _wrap(_written_back(base, changed, step), source._device, False, None)
+        return changed._array
     if type(key) is ViewOf:
         return _VIEW_INVERSES[key.op.name](
             source._device.xp, member._array, source._array, **(key.params or {})
@@ -543,10 +568,12 @@ def _written_back(source: Tensor, member: Tensor, key: Any) -> Any:
     return _ops.setitem(stand_in, changed, key=key)._array
 
 
-def _derived(member: Tensor, source: Tensor, key: Any) -> Any:
-    """The values ``member`` holds as the view ``key`` of ``source``."""
+def _derived(source: Tensor, key: Any) -> Any:
+    """The values of the view ``key`` of ``source``."""
     if key is DETACHED or key is ALIAS:
         return source._array
+    if type(key) is Through:
+        return _steps(source, key)[-1][2]._array
     if type(key) is ViewOf:  # the kernel that made the view, as the view op called it
         kernel, params = source._device.kernels[key.op.name], key.params
         return kernel(source._array, **params) if params else kernel(source._array)
@@ -707,7 +734,7 @@ def refuse_view_made_without_grad(target: Tensor, name: str) -> None:
     view = target
     while True:
         source, key = made_from.get(id(view), (None, None))
-        if source is None or key is DETACHED or key is ALIAS:
+        if source is None or key is DETACHED or key is ALIAS or type(key) is Through:
             return
         if not source._requires_grad:
             view = source

@@ -4,11 +4,11 @@ A tensor's ``_counter`` is ``None`` until the tensor is modified in place or a
 view of it is taken; then a list shared with its views (and ``detach()``-ed
 copies): the version, then ``(member, base, key)`` for each tensor sharing the
 memory (``member`` and ``base`` weak references; ``base`` is the tensor
-``member`` was made from, ``None`` for the first tensor), so that an in-place op
-recorded on one of them can bring the others' graph history up to date, and on
-backends whose views are copies their values too (see :mod:`plugrad.inplace`).
-The functions here are the Tensor's methods of the same names
-(``_bump_version``, ``_add_alias``, ...).
+``member`` was made from, ``None`` for the first tensor and for views whose
+``key`` says nothing), so that an in-place op recorded on one of them can bring
+the others' graph history up to date, and on backends whose views are copies
+their values too (see :mod:`plugrad.inplace`). The functions here are the
+Tensor's methods of the same names (``_bump_version``, ``_add_alias``, ...).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ Member = TypeVar("Member", bound=Versioned)
 __all__ = [
     "ALIAS",
     "DETACHED",
+    "Through",
     "Unstacked",
     "ViewOf",
     "add_alias",
@@ -127,6 +128,33 @@ class Unstacked:
         self.index = index
 
 
+class Through:
+    """The key of a tensor derived from one that is gone (or that left the memory with
+    ``x.data = y``): it holds the view ``keys`` of the live source, applied in order.
+
+    Each step is an index, a :class:`ViewOf` or an :class:`Unstacked`; ``detached``
+    says whether a ``detach()`` was among them (``w[0].detach()``, whose ``w[0]`` is
+    gone): then the tensor is out of the graph, else autograd cannot link it again.
+    Made by :func:`memory_links`, never stored.
+    """
+
+    __slots__ = ("detached", "keys")
+
+    def __init__(self, keys: tuple[Any, ...], detached: bool) -> None:
+        self.keys = keys
+        self.detached = detached
+
+
+class _Left:
+    """Stands in the shared list for a tensor that left the memory (``x.data = y``): like
+    a dead weak reference, it gives no tensor, but what it was made from stays known."""
+
+    __slots__ = ()
+
+    def __call__(self) -> None:
+        return None
+
+
 def made_a_copy(device: Any, x: Any, out: Any) -> bool:
     """Whether ``out``, made by a view op of ``x``, is a copy (a ``reshape`` the layout
     allowed no view of, a negative step on the torch backend). ``plugrad.compile`` swaps
@@ -193,14 +221,27 @@ def add_alias(tensor: Versioned, alias: Versioned, key: Any = None) -> None:
 
 
 def _forget_dead_aliases(counter: list[Any]) -> None:
-    """Drop the entries of tensors that no longer exist from a shared version counter.
+    """Drop the entries of tensors that no longer exist from a shared version counter
+    (those that live ones were made from stay: see :func:`memory_links`).
 
     Other threads may add aliases meanwhile: only the entries seen here are
     replaced (appends land past them), and prunes of one counter take turns.
     """
     with _membership_lock:
         seen = len(counter)
-        counter[1:seen] = [entry for entry in counter[1:seen] if entry[0]() is not None]
+        counter[1:seen] = _needed(counter[1:seen])
+
+
+def _needed(entries: list[Any]) -> list[Any]:
+    """``entries`` less those of tensors that are gone and that no live one was made from."""
+    live = [entry for entry in entries if entry[0]() is not None]
+    if all(entry[1] is None or entry[1]() is not None for entry in live):
+        return live  # (the common case: what the live ones were made from lives)
+    needed: set[int] = set()
+    for member_ref, source_ref, _ in reversed(entries):  # (sources come first)
+        if source_ref is not None and (member_ref() is not None or id(member_ref) in needed):
+            needed.add(id(source_ref))
+    return [entry for entry in entries if entry[0]() is not None or id(entry[0]) in needed]
 
 
 def leave_memory(tensor: Versioned) -> None:
@@ -208,21 +249,28 @@ def leave_memory(tensor: Versioned) -> None:
     shared memory with, keeping its version (graphs that saved it still refuse to run).
 
     Its views stay views of the old memory, which on backends whose views are
-    copies they no longer follow into ``tensor`` (as NumPy's views would not).
+    copies they no longer follow into ``tensor`` (as NumPy's views would not); they
+    follow what ``tensor`` was made from, as PyTorch's views follow their ``_base``.
     """
     counter = tensor._counter
     if counter is None or len(counter) < 2:
         return
+    left = _Left()
+    base = getattr(tensor, "_view_base", None)  # what its views follow now
     with _membership_lock:
         kept = []
         for member_ref, source_ref, key in counter[1:]:
-            member = member_ref()
-            if member is None or member is tensor:
-                continue
-            if source_ref is not None and source_ref() is tensor:
-                source_ref, key = None, None  # made from tensor's old values: not derivable now
+            if member_ref() is tensor:
+                member_ref = left
+            elif source_ref is not None and source_ref() is tensor:
+                source_ref = left
+                member = member_ref()
+                if base is not None and getattr(member, "_view_base", None) is tensor:
+                    member._view_base = base  # (PyTorch's views hold the base of all)
             kept.append((member_ref, source_ref, key))
-        counter[1:] = kept
+        counter[1:] = _needed(kept)
+    if base is not None:
+        del tensor._view_base  # type: ignore[attr-defined]  # (no view now)
     tensor._counter = [counter[0]]
 
 
@@ -260,9 +308,14 @@ def memory_family(tensor: Member) -> list[tuple[Member, Any, Any]]:
         return []
     found: list[tuple[Member, Any, Any]] = []
     for member, base, key in memory_links(tensor):
-        if key is DETACHED:
+        if key is DETACHED or (type(key) is Through and key.detached):
             found.append((member, DETACHED, key))
-        elif key is ALIAS or type(key) is Unstacked or (type(key) is ViewOf and base is None):
+        elif (
+            key is ALIAS
+            or type(key) is Unstacked
+            or type(key) is Through
+            or (type(key) is ViewOf and base is None)
+        ):
             found.append((member, None, None))
         else:
             found.append((member, base, key))
@@ -310,22 +363,66 @@ def memory_links(tensor: Member) -> list[tuple[Member, Any, Any]]:
 
     Each as ``(member, source, key)`` in the order made: ``member`` holds the
     values ``source[key]`` (an index), or all of ``source``'s values (``key``
-    :data:`DETACHED` or :data:`ALIAS`), or the view :class:`ViewOf` or
-    :class:`Unstacked` says; ``source`` is ``None`` when they cannot be derived
-    from another member (the first tensor, other views such as
-    ``broadcast_arrays``'s, or a source that is gone). Used where views are
-    copies, to bring every member's values up to date after an in-place change of
-    one of them.
+    :data:`DETACHED` or :data:`ALIAS`), or the view :class:`ViewOf`,
+    :class:`Unstacked` or :class:`Through` says; ``source`` is ``None`` when they
+    cannot be derived from another member (the first tensor, other views such as
+    ``broadcast_arrays``'s). Used where views are copies, to bring every member's
+    values up to date after an in-place change of one of them.
+
+    Where the first tensor is gone, one left that holds all of its values (a
+    ``detach()`` of it) takes its place: the others are derived from it.
     """
     counter = tensor._counter
     if counter is None or len(counter) < 2:
         return []
     found: list[tuple[Member, Any, Any]] = []
     seen = set()
+    gone: dict[int, Any] | None = None
+    orphans: dict[int, list[int]] = {}  # a gone first tensor -> where what it made is found
     for member_ref, source_ref, key in counter[1:]:
         member = member_ref()
-        if member is not None and id(member) not in seen:
-            seen.add(id(member))
-            source = None if source_ref is None or key is None else source_ref()
-            found.append((member, source, key))
+        if member is None or id(member) in seen:
+            continue
+        seen.add(id(member))
+        source = None if source_ref is None or key is None else source_ref()
+        if source is None and key is not None and source_ref is not None:
+            if gone is None:
+                gone = {id(entry[0]): entry for entry in counter[1:] if entry[0]() is None}
+            source, key, top = _through_gone(gone, source_ref, key)
+            if top is not None:
+                orphans.setdefault(top, []).append(len(found))
+        found.append((member, source, key))
+    for places in orphans.values():
+        # The first that holds all of the gone tensor's values (a detach() of it) takes its
+        # place; without one, none can be derived from another.
+        heir = next((i for i in places if found[i][2] is DETACHED or found[i][2] is ALIAS), None)
+        for i in places:
+            member, _, key = found[i]
+            found[i] = (member, None if heir in (None, i) else found[heir][0], key)
     return found
+
+
+def _through_gone(gone: dict[int, Any], source_ref: Any, key: Any) -> tuple[Any, Any, Any]:
+    """What a member made as ``key`` of the gone tensor of ``source_ref`` is derived from,
+    up the entries of gone tensors: ``(live source, key of it, None)``, or, where the first
+    tensor is gone too, ``(None, key of that one, its id)``; ``(None, None, None)`` where
+    its values cannot be derived."""
+    steps = [key]
+    while True:
+        entry = gone.get(id(source_ref))
+        if entry is None or (entry[2] is None and entry[1] is not None):
+            return None, None, None  # forgotten, or a view that cannot be derived
+        top, source_ref, key = entry
+        if source_ref is None:
+            source = None
+            break
+        steps.append(key)
+        source = source_ref()
+        if source is not None:
+            top = None
+            break
+    detached = any(step is DETACHED for step in steps)
+    views = tuple(step for step in reversed(steps) if step is not DETACHED and step is not ALIAS)
+    if not views:  # only detach() and aliases: all of the source's values
+        return source, DETACHED if detached else ALIAS, None if top is None else id(top)
+    return source, Through(views, detached), None if top is None else id(top)

@@ -7,6 +7,7 @@ sharing memory up to date, or refuses the change before making it.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 from collections.abc import Iterator
 
@@ -108,6 +109,47 @@ def test_a_detached_alias_follows_and_is_followed(device) -> None:
     part.add_(1)
     assert y.tolist() == [2.0, 5.0, 7.0] and d.tolist() == [2.0, 5.0, 7.0]
     assert not d.requires_grad and d.grad_fn is None
+
+
+def test_a_detached_copy_of_a_temporary_view_follows_and_is_followed(device) -> None:
+    # On JAX and Dask the view between was gone, so no change could reach the copy, and
+    # every change was refused (ViewCopyError) where NumPy and PyTorch make it.
+    w = plugrad.zeros(2, 3)
+    w[0].detach().fill_(7.0)
+    w.t()[1].data.mul_(2.0)  # through two views that are gone
+    t = w[:, 1:].detach()
+    w.add_(1.0)
+    assert w.tolist() == [[8.0, 15.0, 8.0], [1.0, 1.0, 1.0]]
+    assert t.tolist() == [[15.0, 8.0], [1.0, 1.0]]
+    t[1].zero_()
+    assert w.tolist() == [[8.0, 15.0, 8.0], [1.0, 0.0, 0.0]]
+    layer = plugrad.nn.Linear(3, 2)
+    layer.weight[0].data.fill_(7.0)
+    assert layer.weight[0].tolist() == [7.0] * 3
+
+
+def test_detached_copies_of_a_tensor_that_is_gone_follow_each_other(device) -> None:
+    h = plugrad.zeros(2, 3) * 1
+    row, whole, again = h[1].detach(), h.detach(), h.detach()
+    del h
+    gc.collect()
+    whole.add_(1.0)
+    row.fill_(5.0)
+    assert again.tolist() == whole.tolist() == [[1.0] * 3, [5.0] * 3]
+    assert row.tolist() == [5.0] * 3
+
+
+def test_views_of_the_old_memory_follow_each_other_after_data_is_replaced(device) -> None:
+    # x's views hold the memory x (a reshape of a temporary) had: on JAX and Dask a change
+    # of one of them was refused once x took new data.
+    x = plugrad.arange(4.0).reshape(2, 2)
+    row, flat = x[0], x.reshape(4)
+    x.data = plugrad.zeros(2, 2)
+    row.add_(1.0)
+    assert row.tolist() == [1.0, 2.0] and flat.tolist() == [1.0, 2.0, 2.0, 3.0]
+    assert x.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    x.add_(1.0)  # its own memory now: the views keep theirs
+    assert flat.tolist() == [1.0, 2.0, 2.0, 3.0]
 
 
 def test_a_parameter_and_the_tensor_it_was_made_from_follow_each_other(device) -> None:

@@ -205,6 +205,7 @@ DETACHED_VIEWS = {
     "detach().view": lambda h: h.detach().view(2, 2),
     "detach().view.t()": lambda h: h.detach().view(2, 2).t(),
     "data[1:]": lambda h: h.data[1:],
+    "view.detach()[1:]": lambda h: h[1:].detach()[1:],
     "detach().unbind": lambda h: h.detach().view(2, 2).unbind(0)[1],
 }
 
