@@ -480,7 +480,7 @@ def _copies_to_refresh(target: Tensor, name: str) -> list[tuple[Tensor, Any, Any
             return links
         steps = _steps(source, key) if type(key) is Through else [(source, key, member)]
         for base, step, view in steps:
-            if type(step) is ViewOf and step.op.name not in _VIEW_INVERSES:
+            if type(step) is ViewOf and _view_inverse(step, view, base) is None:
                 _refuse_writing_back(name, target, view, base, step.op.name)
         member = source
 
@@ -555,9 +555,8 @@ def _written_back(source: Tensor, member: Tensor, key: Any) -> Any:
             changed = _wrap(_written_back(base, changed, step), source._device, False, None)
         return changed._array
     if type(key) is ViewOf:
-        return _VIEW_INVERSES[key.op.name](
-            source._device.xp, member._array, source._array, **(key.params or {})
-        )
+        inverse = cast("Callable[..., Any]", _view_inverse(key, member, source))
+        return inverse(source._device.xp, member._array, source._array, **(key.params or {}))
     if type(key) is Unstacked:
         key = key.index
     stand_in = _wrap(source._array, source._device, False, None)
@@ -638,7 +637,7 @@ def _imag_written(xp: Any, view: Any, base: Any) -> Any:
 #: View op -> how its base's values follow from the view's (and the base's, where the view
 #: shows part of it): (xp, view, base, **params), on arrays (a copy backend's views) or on
 #: tensors (recorded, for the base's new history). A view op missing here (broadcast_to,
-#: ...) cannot be written back.
+#: ...) cannot be written back (but see _view_inverse).
 _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "reshape": _same_order,
     "expand_dims": _same_order,
@@ -651,6 +650,19 @@ _VIEW_INVERSES: dict[str, Callable[..., Any]] = {
     "real": _real_written,
     "imag": _imag_written,
 }
+
+
+def _view_inverse(key: ViewOf, view: Any, base: Any) -> Callable[..., Any] | None:
+    """How ``base``'s values follow from those of ``view``, made of it by the view op of
+    ``key`` (see _VIEW_INVERSES); None where they cannot."""
+    inverse = _VIEW_INVERSES.get(key.op.name)
+    if inverse is None and key.op.name == "broadcast_to" and _count(view) == _count(base):
+        return _same_order  # an expansion that repeats nothing (x.shape, new 1s): a reshape
+    return inverse
+
+
+def _count(tensor: Tensor) -> int:
+    return math.prod(tensor._array.shape)
 
 
 def _view_again(base: Tensor, key: Any) -> Tensor:
@@ -666,7 +678,7 @@ def _view_again(base: Tensor, key: Any) -> Tensor:
 def _view_undone(view: Tensor, base: Tensor, key: ViewOf) -> Tensor | None:
     """``base``'s values as they follow from ``view``'s (the view op made ``view`` of
     ``base``), as recorded ops; None for a view op that cannot be written back."""
-    inverse = _VIEW_INVERSES.get(key.op.name)
+    inverse = _view_inverse(key, view, base)
     if inverse is None:
         return None
     return inverse(_graph.tensor_namespace, view, base, **(key.params or {}))

@@ -267,3 +267,23 @@ def test_a_tensor_changed_through_its_detached_copy_keeps_its_history_as_in_pyto
             (h.sum() + d.sum()).backward()
             results.append((h.tolist(), d.tolist(), x.grad.tolist(), w.grad.item()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 2, 3)], ids=["own shape", "new axis of 1"])
+def test_a_broadcast_that_repeats_nothing_is_written_through_as_in_pytorch(
+    installed_backend, shape
+):
+    # JAX and Dask refused the change (ReadOnlyViewError) and on every backend the base's
+    # history was lost (backward raised), as for a broadcast that repeats elements.
+    results = []
+    for lib in (torch, plugrad):
+        with plugrad.use_backend(installed_backend):
+            x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+            w = lib.tensor(3.0, requires_grad=True)
+            h = x * 1
+            view = lib.broadcast_to(h, shape)
+            view.mul_(w)
+            view[..., 0].add_(1.0)
+            (h * h).sum().backward()
+            results.append((h.tolist(), view.tolist(), x.grad.tolist(), w.grad.item()))
+    assert results[0] == results[1]
