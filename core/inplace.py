@@ -182,10 +182,11 @@ def apply_inplace(
             _write_or_rebind(target, result._array, name)
         else:
             target._array = result._array
-            if result._counter is not None:
-                # The op saved its output, which is now target's memory: later changes of
-                # target (or of views made of it) must reach that saved output's check.
-                _tie_saved_output(result, target)
+        if result._counter is not None:
+            # The op saved its output, which is now target's memory (or, where it was
+            # written, stands for it): later changes of target or of a view sharing its
+            # memory must reach that saved output's check, as in PyTorch.
+            _tie_saved_output(result, target)
         old_edge = target._edge
         target._edge = result._edge
         target._requires_grad = result._requires_grad

@@ -15,7 +15,14 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad.errors import DtypeError, InPlaceModificationError, LinAlgError, ShapeError
+from plugrad import registry
+from plugrad.errors import (
+    BackendError,
+    DtypeError,
+    InPlaceModificationError,
+    LinAlgError,
+    ShapeError,
+)
 
 torch = pytest.importorskip("torch")
 
@@ -95,6 +102,66 @@ def test_a_change_under_no_grad_is_seen_too(op):
         y.mul_(3)
     with pytest.raises(InPlaceModificationError):
         y.sum().backward()
+
+
+@pytest.fixture(params=["numpy", "torch", "jax", "dask"])
+def installed_backend(request: pytest.FixtureRequest) -> str:
+    """Each backend's name; the test is skipped where its library is not installed."""
+    try:
+        registry.resolve_device(request.param)
+    except BackendError:
+        pytest.skip(f"{request.param} is not installed")
+    return request.param
+
+
+LATER_CHANGES = {
+    "mul_": lambda y, view: y.mul_(3),
+    "mul_ under no_grad": lambda y, view: y.mul_(3),
+    "setitem": lambda y, view: y.__setitem__(0, 5.0),
+    "through the view": lambda y, view: view.add_(1),
+    "through the view under no_grad": lambda y, view: view.add_(1),
+    "through a new view": lambda y, view: y[:1].zero_(),
+}
+
+
+def _changed_after_saving_with_a_view_made_before(lib, op, change):
+    w = lib.tensor([0.5, 0.7], requires_grad=True)
+    y = w * 1
+    view = y[1:]  # made before: the op then writes y's memory
+    getattr(y, op)()
+    if change.endswith("under no_grad"):
+        with lib.no_grad():
+            LATER_CHANGES[change](y, view)
+    else:
+        LATER_CHANGES[change](y, view)
+    y.sum().backward()
+
+
+@pytest.mark.parametrize("change", list(LATER_CHANGES))
+@pytest.mark.parametrize("op", SAVING_OUTPUT)
+def test_a_saved_output_changed_while_a_view_made_before_lives_makes_backward_raise(
+    installed_backend, op, change
+):
+    # With a view of y alive the op wrote y's memory and its backward kept a copy of the
+    # output, which no later change reached: backward gave a gradient PyTorch refuses.
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _changed_after_saving_with_a_view_made_before(torch, op, change)
+    with plugrad.use_backend(installed_backend):
+        with pytest.raises(InPlaceModificationError, match=f"{op[:-1].capitalize()}Backward"):
+            _changed_after_saving_with_a_view_made_before(plugrad, op, change)
+
+
+@pytest.mark.parametrize("op", ["exp_", "sigmoid_"])
+def test_a_saved_output_of_a_view_changed_through_its_base_makes_backward_raise(op):
+    # v.exp_() wrote y's memory; a later change of y did not reach the saved output's check.
+    for lib in (torch, plugrad):
+        w = lib.tensor([0.5, 0.7, 0.9], requires_grad=True)
+        y = w * 1
+        v = y[1:]
+        getattr(v, op)()
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            (y * y).sum().backward()
 
 
 @pytest.mark.parametrize("op", SAVING_OUTPUT)
