@@ -424,6 +424,10 @@ def relu(x: TensorLike, /, *, out: Any = ...) -> Tensor:
     """Rectified linear unit ``max(x, 0)``; NaN stays NaN and passes its gradient."""
 
 
+def round_decimals(x: TensorLike, /, *, decimals: int, out: Any = ...) -> Tensor:
+    """``x`` rounded to ``decimals`` decimal places, halves to even; its gradient is 0."""
+
+
 def rounded_divide(x1: TensorLike, x2: TensorLike, /, *, rounding_mode: str, out: Any = ...) -> Tensor:
     """``x1 / x2`` rounded by ``rounding_mode`` ('trunc' or 'floor'); its gradient is 0."""
 

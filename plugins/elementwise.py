@@ -353,13 +353,14 @@ def _logit_grad(xp: Any, g: Any, ans: Any, x: Any, *, eps: float | None) -> Any:
     # PyTorch's: 1 / (x (1 - x)), infinite at 0 and 1; NaN outside [0, 1], where the logit
     # is NaN (a quotient rule through log(x / (1 - x)) gives numbers there); with eps, 0
     # where the clamp holds x.
+    # Of |x|: g * inf at -0.0 as at 0.0 (PyTorch's), where x (1 - x) is -0.0.
     if eps is None:
-        return xp.where((x < 0) | (x > 1), math.nan, g / (x * (1 - x)))
+        return xp.where((x < 0) | (x > 1), math.nan, g / (xp.abs(x) * (1 - x)))
     # Where the clamp holds x the slope is of 1/2, not of x (g / 0 at x = 0), so that its
     # own derivative (a second derivative, a jvp) is 0 there too, not 0 * inf = nan.
     clamped = (x < eps) | (x > 1 - eps)
     inside = xp.where(clamped, 0.5, x)
-    grad = xp.where(clamped, 0.0, g / (inside * (1 - inside)))
+    grad = xp.where(clamped, 0.0, g / (xp.abs(inside) * (1 - inside)))
     if eps < 0:  # a clamp wider than [0, 1]: the logit is NaN outside [0, 1], held or not
         grad = xp.where((x < 0) | (x > 1), math.nan, grad)
     return grad
@@ -421,8 +422,17 @@ atan = op("atan(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 + x * x),
 asinh = op("asinh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x * x + 1)),
            promotion="float", methods=("asinh", "arcsinh"), inplace=True, aliases="arcsinh",
            doc="Inverse hyperbolic sine element-wise.")
-# (sqrt(x - 1) * sqrt(x + 1), not sqrt(x * x - 1): the two differ in sign off the real line)
-acosh = op("acosh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, xp.sqrt(x - 1) * xp.sqrt(x + 1)),
+def _acosh_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
+    if is_complex(xp, x):
+        # (sqrt(x - 1) * sqrt(x + 1), not sqrt(x * x - 1): they differ in sign off the real line)
+        return g / conj(xp, xp.sqrt(x - 1) * xp.sqrt(x + 1))
+    # PyTorch's 1 / sqrt(x * x - 1): finite below -1 too (where acosh is NaN); of |x|, which
+    # keeps the digits of x - 1 near 1 that x * x - 1 loses.
+    magnitude = xp.abs(x)
+    return g / (xp.sqrt(magnitude - 1) * xp.sqrt(magnitude + 1))
+
+
+acosh = op("acosh(x)", vjp=_acosh_grad,
            promotion="float", methods=("acosh", "arccosh"), inplace=True, aliases="arccosh",
            doc="Inverse hyperbolic cosine element-wise (``x >= 1``; gradient infinite at 1).")
 atanh = op("atanh(x)", vjp=lambda xp, g, ans, x: g / conj(xp, 1 - x * x),
@@ -689,17 +699,20 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
     """PyTorch's ``round(x, decimals=0)``: to ``decimals`` decimal places, halves to even."""
     if isinstance(decimals, bool) or not isinstance(decimals, int):
         raise ArgumentError(f"round(): decimals must be an int, got {decimals!r}")
-    if decimals != 0 and not xp.isdtype(x.dtype, ("real floating", "complex floating")):
+    if decimals == 0:
+        return xp.round(x)
+    if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
         raise DtypeError(
             f"round(decimals={decimals}) takes a floating-point tensor, got {x.dtype}; PyTorch "
             "refuses integers too (convert with .float() first)"
         )
-    if decimals == 0:
-        if xp.isdtype(x.dtype, "bool"):  # (NumPy's round of a bool is float16)
-            return xp.asarray(x, copy=True)
-        return xp.round(x)  # (a complex number's parts are rounded apart, here and below)
+    return xp.round_decimals(x, decimals=decimals)
+
+
+def _round_decimals(xp: Any, x: Any, /, *, decimals: int) -> Any:
     if is_half(xp, x.dtype):  # 100.1 * 1000 overflows float16: scaled in float32
-        return xp.astype(_torch_round(xp, xp.astype(x, xp.float32), decimals=decimals), x.dtype)
+        wide = _round_decimals(xp, xp.astype(x, xp.float32), decimals=decimals)
+        return xp.astype(wide, x.dtype)
     places = decimals if decimals > 0 else -decimals  # (abs is the op here)
     finfo = xp.finfo(x.dtype)
     if places > 308 or 10.0**places > finfo.max:
@@ -709,15 +722,32 @@ def _torch_round(xp: Any, x: Any, *, decimals: int = 0) -> Any:
             return xp.asarray(x, copy=True)
         finite = xp.isfinite(x)
         return xp.where(finite, xp.where(finite, x, 0) * 0, x)
+    # (a complex number's parts are rounded apart, here and below)
     # Of x's shape: XLA turns a division by a scalar into a product with its reciprocal,
     # a unit in the last place off (JAX's -96.7 came out -96.700005, 1 in 4 of float32's).
-    scale = xp.full(x.shape, 10.0**places, dtype=finfo.dtype, device=device_of(x))
+    real = x.dtype
+    if is_complex(xp, x):  # (finfo's dtype is a string on the torch backend)
+        real = xp.float64 if x.dtype == xp.complex128 else xp.float32
+    scale = xp.full(x.shape, 10.0**places, dtype=real, device=device_of(x))
     if decimals < 0:
         return xp.round(x / scale) * scale
     # Where x * scale would overflow, x is a whole number of 10**-decimals already
     # (PyTorch's result there: inf).
     whole = xp.abs(x) > finfo.max / 10.0**places
     return xp.where(whole, x, xp.round(xp.where(whole, 0, x) * scale) / scale)
+
+
+def _round_decimals_grad(xp: Any, g: Any, ans: Any, x: Any, *, decimals: int) -> Any:
+    return xp.zeros_like(g)
+
+
+# round(x, decimals=n) with n != 0, one op with a zero gradient: built from where and
+# asarray it passed the gradient 1 where x is kept (too large to round, or n past the range).
+round_decimals = op(
+    "round_decimals", _round_decimals, standard=False, namespace="nn", grad_fn_name="Round",
+    vjp=_round_decimals_grad, saves=(),
+    doc="``x`` rounded to ``decimals`` decimal places, halves to even; its gradient is 0.",
+)
 
 
 round = op("round", _bools_as_they_are("round"), vjp=_zero, methods={"round": _torch_round},

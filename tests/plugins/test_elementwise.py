@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from op_cases import over_xp
@@ -45,6 +47,14 @@ CASES = [
     unary("floor", np.floor, (0.1, 0.4)),
     unary("ceil", np.ceil, (-0.9, -0.6)),
     unary("round", np.round, (1.1, 1.4)),
+    OpCase(
+        "round_decimals",
+        "round-decimals",
+        lambda a: P.round(a, decimals=1),
+        lambda a: np.round(a, 1),
+        ((2, 3),),
+        ((1.11, 1.14),),
+    ),
     unary("trunc", np.trunc, (2.1, 2.9)),
     unary("sign", np.sign, POSITIVE),
     OpCase("sign", "sign-negative", P.sign, np.sign, ((2, 3),), ((-2.0, -0.5),)),
@@ -398,3 +408,44 @@ def test_lerp_picks_its_form_by_the_weights_magnitude_as_pytorch() -> None:
     for weight in (-0.7, plugrad.full((1000,), -0.7)):
         got = plugrad.lerp(plugrad.tensor(x), plugrad.tensor(e), weight)
         assert np.array_equal(np.asarray(got.tolist(), dtype=np.float32), from_end)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (PyTorch's overflowing x * 10**n)
+@pytest.mark.parametrize(
+    ("values", "decimals"),
+    [
+        ([1.234, 1e37, math.inf, -5.5, 0.0], 2),  # 1e37 * 100 overflows: 1e37 is kept
+        ([1.234, -5.5], 39),  # 10**39 is past float32's range: every x is kept
+        ([1.234, math.inf, -2.5], -400),
+        ([123.4, -96.7, math.nan], -1),
+    ],
+)
+def test_round_to_decimals_has_a_zero_gradient_as_pytorchs(values, decimals, backend) -> None:
+    # Computed by where and asarray on tensors, it passed the gradient 1 where x was kept.
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (plugrad, torch):
+        x = lib.tensor(values, requires_grad=True)
+        (by_function,) = lib.autograd.grad(
+            lib.round(x, decimals=decimals).sum(), x, create_graph=True
+        )
+        x.round(decimals=decimals).sum().backward()
+        grads.append((by_function.tolist(), by_function.requires_grad, x.grad.tolist()))
+    assert grads[0] == grads[1] == ([0.0] * len(values), False, [0.0] * len(values))
+
+
+def test_acosh_below_minus_one_and_logit_at_minus_zero_have_pytorchs_gradients(backend) -> None:
+    # acosh's gradient was NaN below -1 (sqrt(x - 1) * sqrt(x + 1)), where PyTorch's
+    # 1 / sqrt(x * x - 1) is finite; logit's was -inf at -0.0, where PyTorch's is inf.
+    torch = pytest.importorskip("torch")
+    cases = {
+        "acosh": [-3.0, -2.0, -1.0, -0.5, 0.5, 1.0, 1.0000001, 2.0, math.nan],
+        "logit": [-0.0, 0.0, 0.25, 1.0, -0.5, 1.5, math.nan],
+    }
+    for name, values in cases.items():
+        grads = []
+        for lib in (plugrad, torch):
+            x = lib.tensor(values, requires_grad=True)
+            (getattr(lib, name)(x) * lib.tensor([2.0] * len(values))).sum().backward()
+            grads.append(np.array(x.grad.tolist()))
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, err_msg=name)
