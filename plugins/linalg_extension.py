@@ -6,7 +6,8 @@ inputs, documented in each docstring:
 
 - ``det``, ``inv``, ``solve``, ``slogdet`` need an invertible matrix; at a
   singular one their gradients are not finite. ``det`` of a matrix holding NaN
-  is NaN and its ``slogdet`` ``(0, nan)``, as PyTorch's (NaN for a complex sign).
+  is NaN and its ``slogdet`` ``(0, nan)``, as PyTorch's (NaN for a complex sign);
+  their gradients are NaN, as PyTorch's.
 - ``eigh``/``eig`` with repeated eigenvalues, and ``svd`` with repeated singular
   values (equal up to rounding): the eigenvectors (singular vectors) of a
   repeated value are not unique, and the terms of the gradient that pair them
@@ -67,6 +68,7 @@ from plugrad.plugins._rules import (
     cast,
     checked_axis,
     conj,
+    count,
     device_of,
     expand_reduced,
     half_in_float32,
@@ -228,15 +230,20 @@ def _det_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     # singular values repeat (at the identity), so gradients of gradients take inv's where
     # they can, which is exact at every order, or adjugate's own, exact at second order.
     eye = xp.eye(x.shape[-1], dtype=x.dtype, device=device_of(x))
+    # A matrix holding NaN has NaN as its gradient, as in PyTorch; the identity stands in for
+    # it in inv and the SVD, which raise there (no convergence, or a zero pivot).
+    unknown = _matrix_grad(xp, xp.any(xp.isnan(x), axis=(-2, -1)))
+    known = xp.where(unknown, eye, x)
     zero = _matrix_grad(xp, ans == 0)
-    inverse = xp.linalg.inv(xp.where(zero, eye, x))
+    inverse = xp.linalg.inv(xp.where(zero, eye, known))
     # The 1-norm condition number above 1 / sqrt(eps): inv's derivative keeps fewer than
-    # half the digits. (NaN compares False: a matrix holding NaN stays on inv's path.)
-    condition = _one_norm(xp, x) * _one_norm(xp, inverse)
+    # half the digits.
+    condition = _one_norm(xp, known) * _one_norm(xp, inverse)
     singular = zero | (condition > 1 / math.sqrt(xp.finfo(condition.dtype).eps))
     by_inverse = _matrix_grad(xp, ans) * inverse
-    adjugate = xp.where(singular, xp.adjugate(x), by_inverse)
-    return _matrix_grad(xp, g) * _mH(xp, adjugate)
+    adjugate = xp.where(singular, xp.adjugate(known), by_inverse)
+    grad = _matrix_grad(xp, g) * _mH(xp, adjugate)
+    return xp.where(unknown, _NAN_COMPLEX if is_complex(xp, x) else math.nan, grad)
 
 
 #: What a matrix holding NaN has as its determinant (PyTorch's: NaN in every part).
@@ -258,18 +265,23 @@ def _slogdet_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
     # A singular matrix (sign 0 without NaN): NumPy's inv raises, JAX's and others' give inf
     # and NaN. The same error on every backend (backward names the node in it). The sign, not
     # logabsdet, is read: logabsdet may then be modified in place, as in PyTorch.
-    singular = (ans[0] == 0) & ~xp.any(xp.isnan(x), axis=(-2, -1))
+    unknown = xp.any(xp.isnan(x), axis=(-2, -1))
+    singular = (ans[0] == 0) & ~unknown
     if _rules.any_true(xp.any(singular), "a singular matrix in slogdet's backward",
                        np.linalg.LinAlgError):  # fmt: skip
         raise np.linalg.LinAlgError("Singular matrix")
-    inverse_h = _mH(xp, xp.linalg.inv(x))
+    # A matrix holding NaN has NaN as its gradient, as in PyTorch (inv gave numbers beside
+    # NaN, or found a zero pivot and raised): the identity stands in for it in inv.
+    unknown = _matrix_grad(xp, unknown)
+    eye = xp.eye(x.shape[-1], dtype=x.dtype, device=device_of(x))
+    inverse_h = _mH(xp, xp.linalg.inv(xp.where(unknown, eye, x)))
     if not is_complex(xp, x):
         # A real sign is piecewise constant: it contributes nothing.
-        return _matrix_grad(xp, grad_logabsdet) * inverse_h
+        return xp.where(unknown, math.nan, _matrix_grad(xp, grad_logabsdet) * inverse_h)
     # d logabsdet = Re(t) and d sign = i sign Im(t), with t = tr(inv(x) dx).
     turn = xp.imag(conj(xp, grad_sign) * ans[0])
     weight = xp.astype(grad_logabsdet, x.dtype) - xp.astype(turn, x.dtype) * 1j
-    return _matrix_grad(xp, weight) * inverse_h
+    return xp.where(unknown, _NAN_COMPLEX, _matrix_grad(xp, weight) * inverse_h)
 
 
 def _slogdet(xp: Any, x: Any, /) -> Any:
@@ -1020,6 +1032,10 @@ def _vector_norm(
                 f"{tuple(x.shape)}. Take it over axes that are not empty, or use a finite "
                 "ord >= 0 (whose norm of nothing is 0)"
             )
+    if ord != 0 and count(x.shape, axis) == 1:
+        # One element: |x| for every ord but 0 (a count), as PyTorch's; the library's
+        # sqrt(sum(x * x)) overflows at 3e38 in float32 (inf) and underflows at 1e-30 (0).
+        return xp.sum(xp.abs(x), axis=axis, keepdims=keepdims)
     return xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
 
 

@@ -886,3 +886,60 @@ def test_the_matrix_norm_of_an_empty_matrix_has_an_empty_gradient(order, shape):
     assert norm.tolist() == ([0.0, 0.0] if len(shape) == 3 else 0.0)
     norm.sum().backward()
     assert x.grad.shape == shape
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (the library's overflowing norm)
+@pytest.mark.parametrize("order", [2, 1, 3, 0.5, -1, math.inf, -math.inf, 0])
+def test_the_norm_of_one_element_is_its_magnitude_as_pytorchs(order, backend) -> None:
+    # sqrt(sum(x * x)) gave inf for 3e38 in float32 (gradient 0) and 0 for 1e-30, where
+    # PyTorch gives |x|; over two elements or more PyTorch's overflows as well.
+    torch = pytest.importorskip("torch")
+    cases = [
+        ([3e38], {}),
+        ([-1e-30], {}),
+        ([0.0], {}),
+        ([[3e38, -1e-30, 0.0, -2.0]], {"dim": 0}),
+        ([[[-3e38]], [[1e-30]]], {"dim": (1, 2), "keepdim": True}),
+    ]
+    for values, dims in cases:
+        results = []
+        for lib in (plugrad, torch):
+            x = lib.tensor(values, requires_grad=True)
+            norm = lib.linalg.vector_norm(x, ord=order, **dims)
+            norm.sum().backward()
+            grad = np.zeros(np.shape(values)) if x.grad is None else np.array(x.grad.tolist())
+            results.append((np.array(norm.tolist()), grad))
+        for ours, theirs in zip(results[0], results[1], strict=True):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, err_msg=f"{values} {dims}")
+    pairs = [
+        plugrad.nn.functional.pairwise_distance(plugrad.tensor([[3e38]]), plugrad.tensor([[0.0]])),
+        torch.nn.functional.pairwise_distance(torch.tensor([[3e38]]), torch.tensor([[0.0]])),
+    ]
+    np.testing.assert_allclose(pairs[0].tolist(), pairs[1].tolist(), rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (NumPy's det of NaN)
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [("det", "float32"), ("det", "complex64"), ("slogdet", "float32"),
+     ("slogdet", "complex64"), ("logdet", "float32")],
+)  # fmt: skip
+def test_a_matrix_holding_nan_has_nan_gradients_as_pytorchs(name, dtype, backend) -> None:
+    # det's backward raised a LinAlgError from the SVD ("did not converge") or from inv's
+    # zero pivot; slogdet's gave numbers beside NaN, or raised for a zero pivot.
+    torch = pytest.importorskip("torch")
+    nan = math.nan
+    stack = [[[nan, 1.0], [2.0, 3.0]], [[0.0, nan], [0.0, 1.0]], [[2.0, 1.0], [1.0, 3.0]]]
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.tensor(stack, dtype=getattr(lib, dtype), requires_grad=True)
+        if name == "det":
+            value = lib.linalg.det(x).abs()
+        elif name == "slogdet":
+            value = lib.linalg.slogdet(x).logabsdet
+        else:
+            value = lib.logdet(x)
+        value.sum().backward()
+        results.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5)
+    assert np.isnan(results[0][:2]).all() and np.isfinite(results[0][2]).all()
