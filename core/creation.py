@@ -960,7 +960,9 @@ def arange(
     """Return evenly spaced values in ``[start, stop)``; ``arange(n)`` is ``0, 1, ..., n-1``.
 
     ``end=`` is PyTorch's keyword for ``stop`` (``arange(end=3)``, ``arange(1, end=3)``,
-    ``arange(start=1, end=3)``).
+    ``arange(start=1, end=3)``). A step that moves away from ``stop`` gives an empty tensor,
+    as the standard says, and in PyTorch's form (``end=``, ``start=``) raises
+    :class:`~plugrad.errors.InvalidArgumentError`, as PyTorch does.
 
     Examples
     --------
@@ -970,6 +972,7 @@ def arange(
     >>> plugrad.arange(0.0, 1.0, 0.25)
     tensor([0.0000, 0.2500, 0.5000, 0.7500])
     """
+    pytorchs_form = end is not None or "start" in options
     if "start" in options:  # PyTorch's arange(start=1, end=4): the keyword form of start
         if start is not None:
             raise ArgumentError("arange() got start twice, by position and as start=")
@@ -999,6 +1002,13 @@ def arange(
     if floating and not all(math.isfinite(v) for v in (start, stop, step)):
         raise InvalidArgumentError(
             f"arange(): start, stop and step must be finite, got {start!r}, {stop!r}, {step!r}"
+        )
+    if pytorchs_form and (stop < start if step > 0 else stop > start):
+        # (the standard's arange(1, 0, 0.3), without end=, is empty)
+        raise InvalidArgumentError(
+            f"arange(): from start={start!r}, step={step!r} moves away from end={stop!r} "
+            "(PyTorch's error: upper bound and lower bound inconsistent with step sign); give "
+            "a step of the other sign, or swap start and end"
         )
     if dtype is None:
         dtype = _dtypes.default_float_dtype if floating else target.default_int_dtype

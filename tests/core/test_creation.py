@@ -793,3 +793,39 @@ def test_complex_numbers_given_a_real_dtype_are_a_dtype_error(data) -> None:
     # NumPy's float() of a complex number came out as its own TypeError.
     with pytest.raises(DtypeError, match=r"cannot be held in dtype float32.*complex64"):
         plugrad.tensor(data, dtype=plugrad.float32)
+
+
+@pytest.mark.parametrize("backend", plugrad.testing.backends_under_test())
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((1,), {"end": 0, "step": 0.3}),
+        ((), {"start": 1, "end": 0}),
+        ((0,), {"end": 5, "step": -1}),
+        ((), {"end": -3}),
+        ((0.5,), {"end": 0.2, "dtype": "int64"}),
+        ((1.0,), {"end": 1.0, "step": -0.5}),
+        ((3,), {"end": 1, "step": -1}),
+    ],
+)
+def test_arange_in_pytorchs_form_refuses_a_step_away_from_the_end_as_pytorch(args, kwargs, backend):
+    # arange(1, end=0, step=0.3) was empty where PyTorch raises (the bounds and the step's
+    # sign disagree); start == end is empty in both.
+    torch = pytest.importorskip("torch")
+    dtype = kwargs.pop("dtype", None)
+    with plugrad.use_backend(backend):
+        try:
+            expected = torch.arange(*args, **kwargs, dtype=dtype and getattr(torch, dtype))
+        except RuntimeError as error:
+            assert "inconsistent with step sign" in str(error)
+            with pytest.raises(InvalidArgumentError, match="moves away from end"):
+                plugrad.arange(*args, **kwargs, dtype=dtype and getattr(plugrad, dtype))
+            return
+        got = plugrad.arange(*args, **kwargs, dtype=dtype and getattr(plugrad, dtype))
+        assert got.tolist() == expected.tolist()
+
+
+def test_arange_in_the_standards_form_is_empty_for_a_step_away_from_the_stop() -> None:
+    # The standard's length: ceil((stop - start) / step) where positive, else 0.
+    assert plugrad.arange(1, 0, 0.3).tolist() == [] and plugrad.arange(-3).tolist() == []
+    assert plugrad.arange(0, 5, -1).shape == (0,)
