@@ -14,6 +14,7 @@ import pytest
 
 import plugrad
 from plugrad import registry
+from plugrad.errors import BackendError
 from plugrad.hookspecs import hookimpl
 
 
@@ -26,6 +27,16 @@ def make_plugin(ops=(), kernels=(), *, tryfirst: bool = False, trylast: bool = F
         marker = hookimpl(tryfirst=tryfirst, trylast=trylast)
         plugin.plugrad_kernels = marker(lambda: list(kernels))
     return plugin
+
+
+@pytest.fixture(params=["numpy", "torch", "jax", "dask", "array_api_strict"])
+def installed_backend(request: pytest.FixtureRequest) -> str:
+    """Each built-in backend's name; the test is skipped where its library is not installed."""
+    try:
+        registry.resolve_device(request.param)
+    except BackendError:
+        pytest.skip(f"{request.param} is not installed")
+    return request.param
 
 
 @pytest.fixture

@@ -15,9 +15,7 @@ import numpy as np
 import pytest
 
 import plugrad
-from plugrad import registry
 from plugrad.errors import (
-    BackendError,
     DtypeError,
     InPlaceModificationError,
     LinAlgError,
@@ -102,16 +100,6 @@ def test_a_change_under_no_grad_is_seen_too(op):
         y.mul_(3)
     with pytest.raises(InPlaceModificationError):
         y.sum().backward()
-
-
-@pytest.fixture(params=["numpy", "torch", "jax", "dask"])
-def installed_backend(request: pytest.FixtureRequest) -> str:
-    """Each backend's name; the test is skipped where its library is not installed."""
-    try:
-        registry.resolve_device(request.param)
-    except BackendError:
-        pytest.skip(f"{request.param} is not installed")
-    return request.param
 
 
 LATER_CHANGES = {

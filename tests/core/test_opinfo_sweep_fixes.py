@@ -11,11 +11,9 @@ from typing import Any
 import pytest
 
 import plugrad
-from plugrad import registry
 from plugrad.errors import (
     ArgumentError,
     AxisError,
-    BackendError,
     InvalidArgumentError,
     PlugradError,
     ShapeError,
@@ -179,17 +177,6 @@ def test_put_of_an_element_into_an_empty_tensor_is_refused() -> None:
 
 
 # -- squeeze of a 0-d tensor on every backend ------------------------------------------------
-
-
-@pytest.fixture(params=["numpy", "torch", "jax", "dask", "array_api_strict"])
-def installed_backend(request: pytest.FixtureRequest) -> str:
-    """Each backend's name; the test is skipped where its library is not installed."""
-    name = request.param
-    try:
-        registry.resolve_device(name)
-    except BackendError:
-        pytest.skip(f"{name} is not installed")
-    return name
 
 
 def test_squeeze_of_a_0d_tensor_on_every_backend(installed_backend: str) -> None:
