@@ -98,8 +98,8 @@ class _Deferred:
         return self.work.wait()
 
     @property
-    def result(self) -> Any:
-        return self.work.result
+    def output(self) -> Any:
+        return self.work.output
 
 
 class _Recorder:

@@ -135,7 +135,7 @@ class _MPIWork(Work):
 
             self.add_done_callback(stop_progress)
         if finish is not None:
-            self.add_done_callback(lambda: setattr(self, "result", finish(self._statuses)))
+            self.add_done_callback(lambda: setattr(self, "output", finish(self._statuses)))
 
     def _finished_in_background(self) -> bool:
         """From the progress thread: whether every request has finished (none is completed)."""

@@ -89,9 +89,9 @@ class NCCLCommunicator(Communicator):
 
     def _store(self, work: Work, out: Any, original: Any) -> Work:
         if out is not original:
-            work.result = out
+            work.output = out
         else:
-            work.result = original
+            work.output = original
         return work
 
     def _divide_if_needed(self, out: Any, op: ReduceOp) -> None:
@@ -171,7 +171,7 @@ class NCCLCommunicator(Communicator):
         buf = self._prepare(out)
         self._point_to_point([("recv", buf, peer)])
         work = self._work(f"recv from rank {peer}")
-        work.result = (buf, peer)
+        work.output = (buf, peer)
         return work
 
     def barrier(self) -> Work:
@@ -183,7 +183,7 @@ class NCCLCommunicator(Communicator):
         work = self.allgather(mine)
 
         def to_host() -> None:
-            work.result = [tuple(int(v) for v in row) for row in work.result.get()]
+            work.output = [tuple(int(v) for v in row) for row in work.output.get()]
 
         work.add_done_callback(to_host)
         return work

@@ -83,7 +83,7 @@ def agree(
     called = kind if tensor is None else describe(kind, tensor)
     work.description = f"the agreement check before {called}"
     work.wait()
-    everyone = work.result
+    everyone = work.output
     if all(s == signature for s in everyone):
         return
     if kind == "ddp_gradients" and all(s[:-1] == signature[:-1] for s in everyone):

@@ -94,7 +94,9 @@ def _communicator(group: Any, *tensors: Tensor) -> tuple[Communicator, bool]:
     return communicator, state.check_collectives
 
 
-def _finish(work: Work, async_op: bool) -> Work | None:
+def _finish(work: Work, async_op: bool, written: Sequence[Tensor]) -> Work | None:
+    """Wait for ``work`` unless ``async_op``; its ``result()`` is ``written``."""
+    work._tensors = list(written)
     if async_op:
         return work
     work.wait()
@@ -142,8 +144,8 @@ def all_reduce(
     if check:
         agree(communicator, "all_reduce", tensor, op, 0)
     work = communicator.allreduce(tensor._array, op)
-    work.add_done_callback(lambda: _store(tensor, work.result))
-    return _finish(work, async_op)
+    work.add_done_callback(lambda: _store(tensor, work.output))
+    return _finish(work, async_op, [tensor])
 
 
 def reduce(
@@ -160,9 +162,9 @@ def reduce(
         agree(communicator, "reduce", tensor, op, dst)
     sent = tensor._device.xp.asarray(tensor._array, copy=True)
     work = communicator.allreduce(sent, op)
-    if communicator.rank == dst:  # (the result in place in the copy, or work.result)
-        work.add_done_callback(lambda: _store(tensor, sent if work.result is None else work.result))
-    return _finish(work, async_op)
+    if communicator.rank == dst:  # (the result in place in the copy, or work.output)
+        work.add_done_callback(lambda: _store(tensor, sent if work.output is None else work.output))
+    return _finish(work, async_op, [tensor])
 
 
 def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = False) -> Work | None:
@@ -171,13 +173,13 @@ def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = Fals
     if check:
         agree(communicator, "broadcast", tensor, None, src)
     work = communicator.broadcast(tensor._array, src)
-    work.add_done_callback(lambda: _store(tensor, work.result))
-    return _finish(work, async_op)
+    work.add_done_callback(lambda: _store(tensor, work.output))
+    return _finish(work, async_op, [tensor])
 
 
 def _rows(work: Work, targets: Sequence[Tensor]) -> None:
     for row, target in enumerate(targets):
-        _store(target, work.result[row, ...])  # (the standard indexes every axis)
+        _store(target, work.output[row, ...])  # (the standard indexes every axis)
 
 
 def _same_device(tensor: Tensor, like: Tensor, what: str) -> None:
@@ -247,7 +249,7 @@ def all_gather(
         agree(communicator, "all_gather", tensor, None, 0)
     work = communicator.allgather(tensor._array)
     work.add_done_callback(lambda: _rows(work, targets))
-    return _finish(work, async_op)
+    return _finish(work, async_op, targets)
 
 
 def all_gather_into_tensor(
@@ -260,6 +262,14 @@ def all_gather_into_tensor(
     input_tensor = _tensor(input_tensor, "input_tensor")
     communicator, check = _communicator(group, input_tensor)
     _same_device(output_tensor, input_tensor, "output_tensor")
+    if output_tensor.dtype != input_tensor.dtype:
+        # (copy_ into the output would convert: floats truncated into integers, or inf)
+        raise DtypeError(
+            f"output_tensor is {output_tensor.dtype.name} but input_tensor is "
+            f"{input_tensor.dtype.name}; they must have one dtype: convert the input first "
+            f"(input_tensor.to(plugrad.{output_tensor.dtype.name})) or make the output "
+            f"{input_tensor.dtype.name}"
+        )
     shape, size = tuple(input_tensor.shape), communicator.size
     stacked = (size, *shape)
     forms = [stacked] if not shape else [(shape[0] * size, *shape[1:]), stacked]
@@ -273,8 +283,8 @@ def all_gather_into_tensor(
         agree(communicator, "all_gather", input_tensor, None, 0)
     work = communicator.allgather(input_tensor._array)
     xp = input_tensor._device.xp
-    work.add_done_callback(lambda: _store(output_tensor, xp.reshape(work.result, expected)))
-    return _finish(work, async_op)
+    work.add_done_callback(lambda: _store(output_tensor, xp.reshape(work.output, expected)))
+    return _finish(work, async_op, [output_tensor])
 
 
 def reduce_scatter(
@@ -326,8 +336,8 @@ def _reduce_scatter(
     if check:
         agree(communicator, "reduce_scatter", output, op, 0)
     work = communicator.reduce_scatter(stacked, op)
-    work.add_done_callback(lambda: _store(output, work.result))
-    return _finish(work, async_op)
+    work.add_done_callback(lambda: _store(output, work.output))
+    return _finish(work, async_op, [output])
 
 
 def gather(
@@ -342,7 +352,7 @@ def gather(
     work = communicator.gather(tensor._array, dst)
     if targets is not None:
         work.add_done_callback(lambda: _rows(work, targets))
-    return _finish(work, async_op)
+    return _finish(work, async_op, [] if targets is None else targets)
 
 
 def scatter(
@@ -356,8 +366,8 @@ def scatter(
     tensor, communicator, sources = _rooted_list("scatter", tensor, scatter_list, group, src, "src")
     rows = None if sources is None else tensor._device.xp.stack([t._array for t in sources])
     work = communicator.scatter(tensor._array, rows, src)
-    work.add_done_callback(lambda: _store(tensor, work.result))
-    return _finish(work, async_op)
+    work.add_done_callback(lambda: _store(tensor, work.output))
+    return _finish(work, async_op, [tensor])
 
 
 def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
@@ -365,7 +375,9 @@ def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     tensor, communicator, _ = _rooted(tensor, group, dst, "dst")
     if dst == communicator.rank:
         raise InvalidArgumentError(f"rank {dst} cannot send to itself")
-    return communicator.send(tensor._array, dst, tag)
+    work = communicator.send(tensor._array, dst, tag)
+    work._tensors = [tensor]
+    return work
 
 
 def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> Work:
@@ -380,7 +392,8 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
     if src is not None:
         _check_rank(src, communicator.size, "src")
     work = communicator.recv(tensor._array, src, tag)
-    work.add_done_callback(lambda: _store(tensor, work.result[0]))
+    work.add_done_callback(lambda: _store(tensor, work.output[0]))
+    work._tensors = [tensor]
     return work
 
 
@@ -393,4 +406,4 @@ def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0
     """Receive into ``tensor`` from rank ``src`` (``None``: any); returns the sender's rank."""
     work = irecv(tensor, src, group, tag)
     work.wait()
-    return int(work.result[1])
+    return int(work.output[1])

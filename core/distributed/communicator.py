@@ -11,14 +11,21 @@ tensors (checks, agreement across ranks, putting results back).
 
 from __future__ import annotations
 
+import datetime
 import enum
 import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from ..errors import DistributedTimeoutError
+from ..errors import (
+    ArgumentError,
+    CallOrderError,
+    DistributedTimeoutError,
+    InvalidArgumentError,
+    PluginOutputError,
+)
 
-__all__ = ["Communicator", "CommunicatorBackend", "ReduceOp", "Work"]
+__all__ = ["Communicator", "CommunicatorBackend", "Future", "ReduceOp", "Work"]
 
 
 class ReduceOp(enum.Enum):
@@ -41,9 +48,12 @@ class ReduceOp(enum.Enum):
 class Work:
     """The handle of a transfer in flight: ``wait()`` for it, or ask ``is_completed()``.
 
+    As PyTorch's: ``result()`` gives the tensors the transfer wrote, and
+    ``get_future()`` a :class:`Future` of them.
+
     A plugin subclasses it and implements :meth:`_poll` (has the transfer
     finished? never blocks) and :meth:`_block` (wait without limit); it may set
-    :attr:`result` in a done-callback. Callbacks added with
+    :attr:`output` in a done-callback. Callbacks added with
     :meth:`add_done_callback` run once, in order, when completion is first seen.
 
     Parameters
@@ -60,8 +70,10 @@ class Work:
         self.description = description
         self.rank = rank
         self.timeout = timeout
-        #: The output array(s) of the transfer, once completed (plugin-defined).
-        self.result: Any = None
+        #: The raw output array(s) of the transfer, once completed (plugin-defined).
+        self.output: Any = None
+        #: The tensors the transfer writes, which result() gives (set by plugrad.distributed).
+        self._tensors: list[Any] = []
         self._callbacks: list[Callable[[], None]] = []
         self._done = False
 
@@ -91,22 +103,24 @@ class Work:
             self._complete()
         return self._done
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the transfer has finished and its results are in place.
+    def wait(self, timeout: float | datetime.timedelta | None = None) -> bool:
+        """Block until the transfer has finished and its results are in place; return ``True``.
 
         Parameters
         ----------
-        timeout : float, optional
-            Seconds to allow (default: the process group's timeout, or none).
+        timeout : float or datetime.timedelta, optional
+            Seconds (or a ``timedelta``, as PyTorch's) to allow. ``None``, or zero
+            (PyTorch's default ``timedelta(0)``): the process group's timeout, or none.
 
         Raises
         ------
         DistributedTimeoutError
             The transfer did not finish in time: another rank did not take part.
         """
+        seconds = _seconds(timeout)
         if self._done:
             return True
-        limit = self.timeout if timeout is None else timeout
+        limit = self.timeout if not seconds else seconds
         if limit is None:
             self._block()
         else:
@@ -125,6 +139,27 @@ class Work:
         self._complete()
         return True
 
+    def result(self) -> list[Any]:
+        """The tensors the transfer wrote (PyTorch's): ``[tensor]`` of an ``all_reduce``, the
+        output list of an ``all_gather``, ``[]`` of a ``barrier``. Waits for the transfer
+        first, so that they hold its results."""
+        self.wait()
+        return list(self._tensors)
+
+    def get_future(self) -> Future:
+        """A :class:`Future` whose value is :meth:`result`, once the transfer completes."""
+        return Future(self, lambda: list(self._tensors))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "result":
+            # A plugin written when the raw output was called ``result`` would shadow the
+            # method, and the front end, reading ``output``, would leave the tensors as they were.
+            raise PluginOutputError(
+                f"{type(self).__name__}: a communicator sets the transfer's raw output as "
+                "work.output; work.result() is PyTorch's method giving the tensors written"
+            )
+        object.__setattr__(self, name, value)
+
     def _complete(self) -> None:
         self._done = True
         callbacks, self._callbacks = self._callbacks, []
@@ -136,12 +171,79 @@ class Work:
         return f"<{type(self).__name__} {self.description}: {state}>"
 
 
+def _seconds(timeout: Any) -> float | None:
+    if isinstance(timeout, datetime.timedelta):
+        timeout = timeout.total_seconds()
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ArgumentError(
+            f"timeout must be seconds or a datetime.timedelta, got {type(timeout).__name__}"
+        )
+    if not timeout >= 0:
+        raise InvalidArgumentError(f"timeout must be >= 0 seconds, got {timeout!r}")
+    return float(timeout)
+
+
+class Future:
+    """PyTorch's ``torch.futures.Future`` of a :class:`Work` (``work.get_future()``): its
+    value, once the transfer completes, is the list of tensors it wrote; ``then()``
+    chains a function of it."""
+
+    def __init__(self, work: Work, compute: Callable[[], Any]) -> None:
+        self._work = work
+        self._compute = compute
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._set = False
+        work.add_done_callback(self._settle)
+
+    def _settle(self) -> None:
+        try:
+            self._value = self._compute()
+        except Exception as error:  # kept for value(), as PyTorch's future keeps it
+            self._error = error
+        self._set = True
+
+    def done(self) -> bool:
+        """Whether the transfer has completed (never blocks)."""
+        return self._work.is_completed() and self._set
+
+    def wait(self) -> Any:
+        """Block until the transfer has completed; return :meth:`value`."""
+        self._work.wait()
+        return self.value()
+
+    def value(self) -> Any:
+        """The value of a completed future (the error of its ``then()`` function, raised)."""
+        if not self._set:
+            raise CallOrderError(
+                f"the future of {self._work.description} has no value yet: call wait() first, "
+                "or read value() in a function given to then()"
+            )
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def then(self, callback: Callable[[Future], Any]) -> Future:
+        """A future whose value is ``callback(self)``, called when this one completes."""
+        return Future(self._work, lambda: callback(self))
+
+    def add_done_callback(self, callback: Callable[[Future], None]) -> None:
+        """Call ``callback(self)`` when the transfer completes (at once if it has)."""
+        self._work.add_done_callback(lambda: callback(self))
+
+    def __repr__(self) -> str:
+        state = "done" if self._set else "pending"
+        return f"<Future of {self._work.description}: {state}>"
+
+
 class CompletedWork(Work):
     """A transfer that finished when it was started (a group of one process, for example)."""
 
-    def __init__(self, description: str, rank: int, result: Any = None) -> None:
+    def __init__(self, description: str, rank: int, output: Any = None) -> None:
         super().__init__(description, rank)
-        self.result = result
+        self.output = output
 
     def _poll(self) -> bool:
         return True
@@ -153,7 +255,7 @@ class Communicator:
     Every operation starts a non-blocking transfer and returns its
     :class:`Work`; the front end waits for it. Arrays are those of the backends
     the plugin supports (:meth:`supports`); an in-place operation either writes
-    into the array it was given or sets ``work.result`` to a new array with the
+    into the array it was given or sets ``work.output`` to a new array with the
     same shape and dtype that the front end stores into the tensor.
     ``timeout`` is passed on to every handle.
 
@@ -180,15 +282,15 @@ class Communicator:
         raise NotImplementedError
 
     def allgather(self, array: Any) -> Work:
-        """``work.result``: shape ``(size, *array.shape)``, row ``r`` from rank ``r``."""
+        """``work.output``: shape ``(size, *array.shape)``, row ``r`` from rank ``r``."""
         raise NotImplementedError
 
     def reduce_scatter(self, array: Any, op: ReduceOp) -> Work:
-        """``array`` is ``(size, *shape)``; ``work.result`` is row ``rank`` reduced across ranks."""
+        """``array`` is ``(size, *shape)``; ``work.output`` is row ``rank`` reduced across ranks."""
         raise NotImplementedError
 
     def gather(self, array: Any, root: int) -> Work:
-        """On ``root``, ``work.result`` is ``(size, *array.shape)``; elsewhere ``None``."""
+        """On ``root``, ``work.output`` is ``(size, *array.shape)``; elsewhere ``None``."""
         raise NotImplementedError
 
     def scatter(self, out: Any, rows: Any | None, root: int) -> Work:
@@ -202,7 +304,7 @@ class Communicator:
     def recv(self, out: Any, peer: int | None, tag: int) -> Work:
         """Receive into ``out`` (in place) from ``peer`` (``None``: any rank).
 
-        ``work.result`` is ``(out, sender)``.
+        ``work.output`` is ``(out, sender)``.
         """
         raise NotImplementedError
 
@@ -211,7 +313,7 @@ class Communicator:
         raise NotImplementedError
 
     def allgather_ints(self, values: tuple[int, ...]) -> Work:
-        """``work.result``: every rank's ``values`` (equal lengths), as a list of tuples by rank."""
+        """``work.output``: every rank's ``values`` (equal lengths), as a list of tuples by rank."""
         raise NotImplementedError
 
     def abort(self, code: int) -> NoReturn:

@@ -504,7 +504,7 @@ def _across_ranks(kind: str, tensor: Tensor) -> Tensor:
     else:
         work = communicator.allreduce(tensor._array, ReduceOp.SUM)
     work.wait()
-    result = tensor._array if work.result is None else work.result
+    result = tensor._array if work.output is None else work.output
     return asarray(result, device=tensor.device)
 
 

@@ -7,7 +7,7 @@ import copy
 import hashlib
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ... import distributed as dist
 from ... import dtypes as _dtypes
@@ -15,7 +15,7 @@ from ... import engine as _engine
 from ...creation import asarray
 from ...distributed.call_agreement import agree
 from ...distributed.communicator import Communicator, ReduceOp, Work
-from ...errors import ArgumentError, DistributedError, InvalidArgumentError
+from ...errors import ArgumentError, DistributedError, InvalidArgumentError, NotSupportedError
 from ...grad_mode import _state as _grad_state
 from ...tensor import Tensor
 from ...tensor_hooks import PostAccumulateGradHook
@@ -177,8 +177,9 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_buckets", self._make_buckets(parameters, bucket_cap_mb))
         object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets for p in b.members})
         object.__setattr__(self, "_sync", True)
-        #: Whether the next backward pass averages: set by forward (PyTorch's), so that a
-        #: backward through ``self.module`` alone, or of a forward run under no_sync(), is
+        #: Whether the next backward pass averages: set by a forward with gradients outside
+        #: no_sync() (PyTorch's), until that pass ends, so that a backward through
+        #: ``self.module`` alone, or of forwards run under no_sync() or no_grad() only, is
         #: local wherever it runs (the hooks averaged every backward pass: a backward one
         #: rank ran alone paired with another rank's next pass).
         object.__setattr__(self, "_armed", False)
@@ -231,17 +232,17 @@ class DistributedDataParallel(Module):
         work = communicator.allgather_ints(mine)
         work.description = "the check that every rank has the same model"
         work.wait()
-        if all(row == mine for row in work.result):
+        if all(row == mine for row in work.output):
             return
         # They differ: exchange the descriptions themselves to say how.
         text = "\n".join(lines).encode()
         sizes = communicator.allgather_ints((len(text),))
         sizes.wait()
-        longest = max(row[0] for row in sizes.result)
+        longest = max(row[0] for row in sizes.output)
         padded = asarray(list(text.ljust(longest, b"\0")) or [0], dtype=_dtypes.uint8)
         gathered = communicator.allgather(padded._array)
         gathered.wait()
-        table = padded._device.backend.to_numpy(gathered.result).tolist()  # Dask's have no tolist
+        table = padded._device.backend.to_numpy(gathered.output).tolist()  # Dask's have no tolist
         rows = [bytes(int(v) for v in row).rstrip(b"\0").decode() for row in table]
         reference = set(rows[0].splitlines())
         problems = []
@@ -274,8 +275,8 @@ class DistributedDataParallel(Module):
             works.append((t, work))
         for t, work in works:
             work.wait()
-            if work.result is not None and work.result is not t._array:
-                t._array = work.result
+            if work.output is not None and work.output is not t._array:
+                t._array = work.output
             t._bump_version()
 
     @staticmethod
@@ -301,7 +302,10 @@ class DistributedDataParallel(Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         self._check_previous_backward()
         armed = self._sync and _grad_state.enabled
-        object.__setattr__(self, "_armed", armed)
+        if armed:
+            # Only set here: a forward under no_grad() or no_sync() between a forward and its
+            # backward (a metric) leaves that backward averaging, as PyTorch's.
+            object.__setattr__(self, "_armed", True)
         if self.broadcast_buffers:
             buffers = [b for _, b in self.module.named_buffers()]
             if buffers:
@@ -345,7 +349,11 @@ class DistributedDataParallel(Module):
 
     def _grad_ready(self, param: Tensor, gradient: Any) -> None:
         """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
-        if not self._armed or gradient is None:
+        if not self._armed:
+            return
+        if _grad_state.enabled:  # (a pass runs in grad mode only with create_graph)
+            self._refuse_higher_order(".grad is left as it was before this pass")
+        if gradient is None:
             return
         self._join_pass()
         before = param.grad
@@ -363,6 +371,12 @@ class DistributedDataParallel(Module):
         """After backward updated ``.grad``: bucket what was not bucketed yet; finish at the end."""
         if not self._armed:
             return
+        if _grad_state.enabled and not self._end_queued:  # (a pass restricted with inputs=)
+            self._refuse_higher_order(
+                ".grad already holds this rank's own gradient of this pass (a pass restricted "
+                "with inputs= adds it before DistributedDataParallel sees it): set it to None "
+                "(model.zero_grad()) before going on"
+            )
         self._join_pass()
         bucket = self._bucket_of[id(param)]
         if id(param) not in bucket.pieces and param.grad is not None:
@@ -370,6 +384,24 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_committed", self._committed + 1)
         if self._committed == self._parameter_count:
             self._finish_backward()
+
+    def _refuse_higher_order(self, state_of_grad: str) -> NoReturn:
+        """Refuse a backward pass with ``create_graph=True``, at its first gradient.
+
+        Its ``.grad`` would hold the averaged values but this rank's own graph: a gradient
+        penalty on ``.grad`` would differ on every rank. Raised before anything is
+        bucketed; the engine then has this rank leave the pass (see
+        :meth:`_backward_failed_before_joining`), so ranks that average are not left waiting.
+        """
+        raise NotSupportedError(
+            f"rank {self._communicator.rank}: backward(create_graph=True) through "
+            "DistributedDataParallel: it does not synchronise higher-order gradients (.grad "
+            "would be averaged but keep this rank's own graph, so a penalty on it would differ "
+            "on every rank). Compute the penalty from plugrad.autograd.grad(loss, "
+            "model.parameters(), create_graph=True) and call (loss + penalty).backward() "
+            f"without create_graph, or run the model without DistributedDataParallel. "
+            f"{state_of_grad}"
+        )
 
     def _join_pass(self) -> None:
         """At this rank's first gradient of a pass: have the engine call back at its end,
@@ -524,7 +556,7 @@ class DistributedDataParallel(Module):
             work = bucket.work
             assert work is not None
             work.wait()
-            reduced_arrays.append(work.result if work.result is not None else bucket.sent)
+            reduced_arrays.append(work.output if work.output is not None else bucket.sent)
         last = self._buckets[-1]
         absent = float(last.device.backend.to_numpy(reduced_arrays[-1][-1:])[0].real)
         if absent < 0:
@@ -578,7 +610,8 @@ class DistributedDataParallel(Module):
         (no communication), wherever the backward runs, as PyTorch's.
 
         The first backward pass of a forward run after the block averages the accumulated
-        gradients.
+        gradients; so does a backward still to come of a forward run before the block
+        (a forward inside does not cancel it).
 
         Examples
         --------

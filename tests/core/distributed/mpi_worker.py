@@ -7,6 +7,7 @@ Each scenario checks its own results on its rank and ends by printing
 from __future__ import annotations
 
 import copy
+import datetime
 import sys
 
 import numpy as np
@@ -14,7 +15,14 @@ import numpy as np
 import plugrad
 import plugrad.distributed as dist
 from plugrad import nn, optim
-from plugrad.errors import DeviceMismatchError, DistributedError, DtypeError, ShapeError
+from plugrad.errors import (
+    CallOrderError,
+    DeviceMismatchError,
+    DistributedError,
+    DtypeError,
+    NotSupportedError,
+    ShapeError,
+)
 
 
 def close(actual, expected, what, rtol=1e-6):
@@ -89,6 +97,18 @@ def collectives(rank, size):
             "tensor_list[0] is on array_api_strict")  # fmt: skip
     refused(lambda: dist.all_gather_into_tensor(flat_elsewhere, plugrad.ones(2)),
             DeviceMismatchError, "output_tensor")  # fmt: skip
+    # An output of another dtype: the input was cast into it (floats truncated into int64,
+    # overflowed into float16's inf); refused on every rank, as PyTorch's, nothing written.
+    others = [d for d in (plugrad.int64, plugrad.float16) if d in plugrad.ones(1).device.dtypes]
+    for dtype in others:  # (Dask has no float16)
+        other = plugrad.full((2 * size,), 7, dtype=dtype)
+        sent = plugrad.tensor([1.7, 7e4])
+        refused(
+            lambda other=other, sent=sent: dist.all_gather_into_tensor(other, sent),
+            DtypeError,
+            f"output_tensor is {dtype.name} but input_tensor is float32",
+        )
+        assert other.tolist() == [7] * (2 * size), other
 
     inputs = [plugrad.asarray(data_of(rank) * (j + 1)) for j in range(size)]
     out = plugrad.zeros((3, 4), dtype=plugrad.float64)
@@ -141,6 +161,43 @@ def collectives(rank, size):
             dist.send(plugrad.asarray(data_of(1)), dst=0)
     dist.barrier()
     assert dist.barrier(async_op=True).wait()
+    _work_as_pytorch_has_it(rank, size)
+
+
+def _work_as_pytorch_has_it(rank, size):
+    """PyTorch's calls on the handle of an asynchronous collective: wait() took only
+    seconds (a timedelta raised TypeError), result() was an array attribute (not callable),
+    and there was no get_future()."""
+    x = plugrad.full((2,), float(rank + 1))
+    work = dist.all_reduce(x, async_op=True)
+    assert work.wait(datetime.timedelta(seconds=30)) is True
+    total = size * (size + 1) / 2
+    (written,) = work.result()
+    assert written is x and x.tolist() == [total] * 2
+    gathered = [plugrad.zeros(2) for _ in range(size)]
+    work = dist.all_gather(gathered, x, async_op=True)
+    future = work.get_future()
+    doubled = future.then(lambda done: [t * 2 for t in done.value()])
+    seen = []
+    future.add_done_callback(lambda done: seen.append(len(done.value())))
+    values = future.wait()
+    assert all(a is b for a, b in zip(values, gathered)) and len(values) == size
+    assert future.done() and seen == [size]
+    assert [t.tolist() for t in doubled.wait()] == [[2 * total] * 2] * size
+    assert all(a is b for a, b in zip(work.result(), gathered))
+    work = dist.barrier(async_op=True)
+    assert work.wait(0) and work.result() == []
+    # a future read before the transfer completed: refused rather than stale or empty
+    if rank == 0:
+        pending = dist.irecv(plugrad.zeros(2), src=1).get_future()
+        refused(pending.value, CallOrderError, "call wait() first")
+        dist.barrier()
+        assert pending.wait()[0].tolist() == [5.0, 5.0]
+    elif rank == 1:
+        dist.barrier()
+        dist.send(plugrad.full((2,), 5.0), dst=0)
+    else:
+        dist.barrier()
 
 
 def make_model(seed, hidden=16):
@@ -236,6 +293,23 @@ def ddp(rank, size):
         loss_fn(reference(x[mine]), y[mine]).backward()
         for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
             close(p.grad.numpy(), q.grad.numpy(), f"{local}: local grad {n}", rtol=1e-9)
+
+    # A forward under no_grad() or no_sync() between a forward and its backward (a metric, a
+    # pseudo-label) switched that backward's averaging off: each rank kept its own gradient
+    # and the replicas drifted apart. As PyTorch's, the earlier forward's backward averages,
+    # the no_sync() forward's loss included.
+    (x1, y1), (x2, y2) = micro[1], micro[2]
+    for between in ("no_grad", "no_sync"):
+        model.zero_grad()
+        loss = loss_fn(model(x1[mine]), y1[mine])
+        with plugrad.no_grad() if between == "no_grad" else model.no_sync():
+            other = loss_fn(model(x2[mine]), y2[mine])
+        (loss if between == "no_grad" else loss + other).backward()
+        reference.zero_grad()
+        expected = loss_fn(reference(x1), y1)
+        (expected if between == "no_grad" else expected + loss_fn(reference(x2), y2)).backward()
+        for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
+            close(p.grad.numpy(), q.grad.numpy(), f"a {between} forward in between: {n}", 1e-9)
 
     # The averaged gradients share one buffer per bucket: the next pass must not write into
     # the gradients of this one that someone kept.
@@ -612,6 +686,7 @@ def failed_pass(rank, size):
             close(p.grad.numpy(), 2 * old, f"the pass after a failed one ({cap}, {failing})")
     _failing_before_the_model(rank, size, batch)
     _skipped_backward(rank, size, batch)
+    _higher_order(rank, size)
     x = plugrad.ones(2)
     dist.all_reduce(x)
     close(x.numpy(), [size, size], "all_reduce after the failed passes")
@@ -658,6 +733,49 @@ def _skipped_backward(rank, size, batch):
     model(batch).sum().backward()
     for p, old in zip(model.parameters(), before):
         close(p.grad.numpy(), 2 * old, "the pass after a skipped backward was found")
+
+
+def _higher_order(rank, size):
+    """backward(create_graph=True) through DDP left in .grad the averaged values with this
+    rank's own graph: a gradient penalty on .grad differed on every rank (and from one
+    process's). Refused on the ranks that ask for it, the others raise as for any rank
+    leaving the pass, .grad is left as it was; a penalty from autograd.grad is averaged."""
+    batches = [plugrad.asarray(np.random.default_rng(r).normal(size=(2, 6))) for r in range(size)]
+    model = nn.parallel.DistributedDataParallel(
+        make_model(5).to(plugrad.float64), bucket_cap_mb=1e-6
+    )
+    reference = make_model(5).to(plugrad.float64)
+    model(batches[rank]).sum().backward()
+    before = [p.grad.numpy().copy() for p in model.parameters()]
+    for asking in (set(range(size)), {0}):
+        loss = (model(batches[rank]) ** 2).sum()
+        if rank in asking:
+            refused(lambda loss=loss: loss.backward(create_graph=True), NotSupportedError,
+                    f"rank {rank}: backward(create_graph=True) through DistributedDataParallel",
+                    "does not synchronise higher-order gradients", "plugrad.autograd.grad",
+                    "left as it was")  # fmt: skip
+        else:
+            refused(loss.backward, DistributedError, "another rank raised an error",
+                    "left as it was")  # fmt: skip
+        for p, old in zip(model.parameters(), before):
+            close(p.grad.numpy(), old, f"a refused create_graph pass leaves .grad ({asking})", 0)
+            assert p.grad.grad_fn is None
+    # a pass restricted with inputs= adds to .grad before the model sees it: it says so
+    loss = (model(batches[rank]) ** 2).sum()
+    refused(lambda: loss.backward(create_graph=True, inputs=list(model.parameters())),
+            NotSupportedError, "does not synchronise", "set it to None")  # fmt: skip
+    # what the error advises: a penalty on autograd.grad's gradients, one averaged backward
+    model.zero_grad()
+    parameters = list(model.parameters())
+    loss = (model(batches[rank]) ** 2).sum()
+    grads = plugrad.autograd.grad(loss, parameters, create_graph=True)
+    (loss + sum((g**2).sum() for g in grads)).backward()
+    for r in range(size):
+        mine = (reference(batches[r]) ** 2).sum()
+        grads = plugrad.autograd.grad(mine, list(reference.parameters()), create_graph=True)
+        ((mine + sum((g**2).sum() for g in grads)) / size).backward()
+    for p, q in zip(parameters, reference.parameters()):
+        close(p.grad.numpy(), q.grad.numpy(), "a penalty from autograd.grad, averaged", 1e-9)
 
 
 def progress(rank, size):

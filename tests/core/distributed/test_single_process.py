@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+
 import numpy as np
 import pytest
 
@@ -46,10 +48,45 @@ def test_work_timeout_names_the_rank_and_the_transfer():
     with pytest.raises(DistributedTimeoutError, match=r"rank 4: all_reduce of float32 \(3,\)"):
         work.wait(timeout=0.01)
     assert not work.is_completed()
-    done = CompletedWork("x", 0, result=5)
+    done = CompletedWork("x", 0, output=5)
     seen = []
     done.add_done_callback(lambda: seen.append(1))
     assert done.wait() and done.is_completed() and seen == [1]
+
+
+def test_work_takes_pytorch_calls():
+    # A timedelta as PyTorch's wait() takes (TypeError: float + timedelta); zero, PyTorch's
+    # default, is the group's timeout rather than none at all.
+    work = _Never("all_reduce of float32 (3,)", rank=0, timeout=0.01)
+    with pytest.raises(DistributedTimeoutError, match=r"within 0\.02 s"):
+        work.wait(datetime.timedelta(milliseconds=20))
+    with pytest.raises(DistributedTimeoutError, match=r"within 0\.01 s"):
+        work.wait(datetime.timedelta(0))
+    with pytest.raises(TypeError, match=r"seconds or a datetime\.timedelta"):
+        work.wait("5")
+    with pytest.raises(ValueError, match=">= 0"):
+        work.wait(-1)
+    # result() is PyTorch's method (the raw output was an attribute of that name: not
+    # callable), and get_future() a future of it
+    x = plugrad.ones(2)
+    done = CompletedWork("all_reduce", 0)
+    done._tensors = [x]
+    (written,) = done.result()
+    assert written is x
+    future = done.get_future()
+    assert future.done() and future.value()[0] is x and future.wait()[0] is x
+    assert future.then(lambda f: f.value()[0].sum().item()).wait() == 2.0
+    failing = future.then(lambda f: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        failing.wait()
+    # a communicator plugin that sets the raw output under its old name is told, rather
+    # than the tensors silently keeping their values
+    with pytest.raises(plugrad.errors.PluginOutputError, match=r"work\.output"):
+        done.result = np.ones(2)
+    pending = _Never("recv of float32 (2,)", rank=0).get_future()
+    assert not pending.done()
+    with pytest.raises(plugrad.errors.CallOrderError, match="call wait"):
+        pending.value()
 
 
 def test_a_group_of_one_process():
