@@ -415,12 +415,14 @@ def suspended() -> Iterator[None]:
 def cast_for(name: str, args: tuple[Any, ...]) -> Callable[[Any], Any] | None:
     """For a function of the policy that uses tensors beyond its arguments (a module's
     weights): the cast its kind gives each tensor it uses in this thread's region, or
-    ``None`` where autocast leaves it alone (run it with :func:`suspended` otherwise)."""
+    ``None`` where autocast leaves it alone (run it with :func:`suspended` otherwise).
+    Only kinds that cast inputs alone (not ``"fp32 lowered"``) may be given this way."""
     if not active:
         return None
     plan = _policy_of(name, args, {}, False)
     if plan is None:
         return None
+    assert plan.result is None, f"{name}: a kind that casts results has no cast_for"
     target = plan.target
     if target is None:
         return lambda x: x
@@ -600,11 +602,16 @@ def _tensordot_kind(kind: str | None, args: tuple[Any, ...], kwargs: dict[str, A
     axes = kwargs.get("dims")
     if axes is None:
         axes = kwargs.get("axes", 2)
-    if isinstance(axes, int):
-        every = axes == x1.ndim == x2.ndim
-    else:
-        first, second = axes
-        every = len(_as_sequence(first)) == x1.ndim and len(_as_sequence(second)) == x2.ndim
+    if hasattr(axes, "tolist"):  # an integer tensor or NumPy integer, as tensordot reads it
+        axes = axes.tolist()
+    try:
+        if isinstance(axes, int):
+            every = axes == x1.ndim == x2.ndim
+        else:
+            first, second = axes
+            every = len(_as_sequence(first)) == x1.ndim and len(_as_sequence(second)) == x2.ndim
+    except (TypeError, ValueError):
+        return kind  # (axes tensordot refuses: its own error follows)
     return "keep" if every else kind
 
 
@@ -615,7 +622,8 @@ def _as_sequence(axes: Any) -> tuple[Any, ...]:
 def _inner_kind(kind: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     """PyTorch's inner on the CPU: of two vectors a dot (kept), with a 0-d operand a product
     (not listed), else a lowered tensordot."""
-    x1, x2 = args[0], args[1] if len(args) > 1 else kwargs.get("other")
+    x1 = args[0] if args else kwargs.get("input")
+    x2 = args[1] if len(args) > 1 else kwargs.get("other")
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or 0 in (x1.ndim, x2.ndim):
         return None
     return "keep" if x1.ndim == x2.ndim == 1 else "lower"

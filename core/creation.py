@@ -1006,7 +1006,7 @@ def arange(
     if pytorchs_form and (stop < start if step > 0 else stop > start):
         # (the standard's arange(1, 0, 0.3), without end=, is empty)
         raise InvalidArgumentError(
-            f"arange(): from start={start!r}, step={step!r} moves away from end={stop!r} "
+            f"arange(): from start {start!r}, step {step!r} moves away from the end {stop!r} "
             "(PyTorch's error: upper bound and lower bound inconsistent with step sign); give "
             "a step of the other sign, or swap start and end"
         )

@@ -1184,7 +1184,7 @@ def vmap(
     call. An in-place change of a tensor the function reaches without receiving
     it is made once per slice, where ``torch.func.vmap`` makes it once, or refuses
     to write a mapped value into it: keep such writes out of ``func``. The buffers
-    of the modules ``func`` reaches (``func`` itself, a bound method's module, a
+    of the modules in training mode ``func`` reaches (``func`` itself, a bound method's module, a
     ``functools.partial``'s arguments, the modules in its closure and in the
     globals its code names) are an exception, treated as tensors passed whole: a
     training ``BatchNorm``'s update of its running statistics, which differs
@@ -1441,9 +1441,10 @@ class _PassedWhole:
 
 
 def _buffers_reached(func: Any) -> list[tuple[str, Tensor]]:
-    """The buffers of the modules ``func`` reaches, described: ``func`` itself, a bound
-    method's module, a ``functools.partial``'s function and arguments, and the modules in
-    ``func``'s closure and in the globals its code names (not those of functions it calls)."""
+    """The buffers of the modules in training mode that ``func`` reaches, described: ``func``
+    itself, a bound method's module, a ``functools.partial``'s function and arguments, and
+    the modules in ``func``'s closure and in the globals its code names (not those of
+    functions it calls)."""
     from .nn.module import Module
 
     reached: list[Any] = []
@@ -1462,10 +1463,13 @@ def _buffers_reached(func: Any) -> list[tuple[str, Tensor]]:
         if not isinstance(value, Module) or id(value) in seen:
             continue
         seen.add(id(value))
-        for name, buffer in value.named_buffers():
-            if id(buffer) not in seen:
-                seen.add(id(buffer))
-                found.append((f"the buffer {name} of {type(value).__name__}", buffer))
+        for prefix, module in value.named_modules():
+            if not module.training:  # (it updates no running statistics: nothing copied)
+                continue
+            for name, buffer in module.named_buffers(prefix=prefix, recurse=False):
+                if id(buffer) not in seen:
+                    seen.add(id(buffer))
+                    found.append((f"the buffer {name} of {type(value).__name__}", buffer))
     return found
 
 

@@ -554,9 +554,9 @@ def _forget_changed_histories(cls: type[Function], ctx: FunctionCtx, error: Exce
     longer holds, refuses backward (its gradient would be silently wrong)."""
     if len(error.args) == 1 and isinstance(error.args[0], str):
         error.args = (
-            f"{error.args[0]} ({cls.__name__}.forward made its change before mark_dirty told "
-            "which input it changes; tensors whose graph history no longer describes their "
-            "values now refuse backward)",
+            f"{error.args[0]} ({cls.__name__}.forward had already changed the tensors it "
+            "marked dirty; those whose graph history no longer describes their values now "
+            "refuse backward)",
         )
     message = (
         f"{cls.__name__}.forward changed this tensor's values in place (it, or a tensor "

@@ -63,7 +63,8 @@ def _parts(function: str, first: Tensor, second: Tensor, names: str) -> _dtypes.
 
 
 def _assembled(real: Tensor, imag: Tensor, dtype: _dtypes.DType) -> Tensor:
-    real, imag = _ops.broadcast_arrays(real, imag)
+    if real.shape != imag.shape:
+        real, imag = _ops.broadcast_arrays(real, imag)
     return _FromParts.apply(real, imag, dtype)
 
 

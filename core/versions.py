@@ -4,11 +4,11 @@ A tensor's ``_counter`` is ``None`` until the tensor is modified in place or a
 view of it is taken; then a list shared with its views (and ``detach()``-ed
 copies): the version, then ``(member, base, key)`` for each tensor sharing the
 memory (``member`` and ``base`` weak references; ``base`` is the tensor
-``member`` was made from, ``None`` for the first tensor and for views whose
-``key`` says nothing), so that an in-place op recorded on one of them can bring
-the others' graph history up to date, and on backends whose views are copies
-their values too (see :mod:`plugrad.inplace`). The functions here are the
-Tensor's methods of the same names (``_bump_version``, ``_add_alias``, ...).
+``member`` was made from, ``None`` for the first tensor), so that an in-place op
+recorded on one of them can bring the others' graph history up to date, and on
+backends whose views are copies their values too (see :mod:`plugrad.inplace`).
+The functions here are the Tensor's methods of the same names
+(``_bump_version``, ``_add_alias``, ...).
 """
 
 from __future__ import annotations

@@ -853,8 +853,8 @@ def _looked_up(mro: tuple[type, ...], name: str) -> list[tuple[Any, Any, Any]]:
     """Where ``name`` is found along ``mro``, as guards: that the program's classes before
     the one defining it still do not, and that one's entry (where it is the program's).
 
-    None for a special method the code spells other than ``__call__`` (the
-    ``super().__init__()`` of a constructor): Python calls them, not a replay's code.
+    Nothing (an empty list) for a special method the code spells other than ``__call__``
+    (the ``super().__init__()`` of a constructor): Python calls them, not a replay's code.
     """
     if name.startswith("__") and name.endswith("__") and name != "__call__":
         return []

@@ -284,3 +284,17 @@ def test_a_compiled_step_runs_eagerly_under_autocast_and_replays_without() -> No
             assert product(a, b).dtype is plugrad.float16
         assert product(a, b).dtype is plugrad.float16
     assert product(a, b).dtype is plugrad.float32
+
+
+def test_argument_dependent_kinds_read_every_form_of_their_arguments() -> None:
+    # inner(input=..., other=...) raised IndexError in a region and tensordot with dims given
+    # as a tensor or a NumPy integer raised TypeError: the rules read positional ints only.
+    a, b = plugrad.randn(2, 3), plugrad.randn(3, 2)
+    with plugrad.autocast("cpu", dtype=plugrad.float16):
+        assert plugrad.inner(input=a, other=b.mT).dtype == plugrad.float16
+        assert plugrad.inner(a[0], other=a[1]).dtype == plugrad.float32  # a dot: kept
+        for dims in (plugrad.tensor(1), np.int64(1), plugrad.tensor([[1], [0]])):
+            assert plugrad.tensordot(a, b, dims=dims).dtype == plugrad.float16
+        assert plugrad.tensordot(a, a, dims=plugrad.tensor(2)).dtype == plugrad.float32
+        with pytest.raises(ArgumentError, match="axes"):
+            plugrad.tensordot(a, b, dims="x")

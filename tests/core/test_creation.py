@@ -818,7 +818,7 @@ def test_arange_in_pytorchs_form_refuses_a_step_away_from_the_end_as_pytorch(arg
             expected = torch.arange(*args, **kwargs, dtype=dtype and getattr(torch, dtype))
         except RuntimeError as error:
             assert "inconsistent with step sign" in str(error)
-            with pytest.raises(InvalidArgumentError, match="moves away from end"):
+            with pytest.raises(InvalidArgumentError, match="moves away from the end"):
                 plugrad.arange(*args, **kwargs, dtype=dtype and getattr(plugrad, dtype))
             return
         got = plugrad.arange(*args, **kwargs, dtype=dtype and getattr(plugrad, dtype))
