@@ -2212,8 +2212,8 @@ class Tracer:
         for child in module.modules():
             if id(child) not in self._settings_read:
                 self._settings_read[id(child)] = {
-                    # A copy of a list (the guards compare with it as read), not of a tuple
-                    # (whose subclass's constructor may not take a copy's arguments).
+                    # A copy of what holds a list (which may change in place; the guards
+                    # compare with it as read); a tuple of plain values is kept as it is.
                     name: copy.deepcopy(value) if _holds_list(value) else value
                     for name, value in child.__dict__.items()
                     if name != "training" and _is_plain_setting(value)
