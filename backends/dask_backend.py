@@ -212,7 +212,11 @@ def setitem(xp: Any, x: Any, value: Any, /, key: Any) -> Any:
         value = xp.astype(value, x.dtype)
     values = xp.reshape(xp.broadcast_to(value, positions.shape), (-1,))
     flat = xp.asarray(xp.reshape(x, (-1,)), copy=True)
-    flat[xp.reshape(positions, (-1,))] = values
+    with warnings.catch_warnings():
+        # Dask casts the complex values' metadata (an empty array) to the positions' integer
+        # dtype while it builds the graph: a warning about no value written.
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        flat[xp.reshape(positions, (-1,))] = values
     return xp.reshape(flat, x.shape).rechunk(x.chunks)
 
 

@@ -1043,7 +1043,7 @@ def alpha_times(function: str, x: Any, other: Any, alpha: Any) -> Any:
 
 _FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32
 
-#: (backend, native dtype) -> (lowest, highest) value it holds; None for complex dtypes.
+#: (backend, native dtype) -> (lowest, highest) real number it holds; None for bool.
 _RANGES: dict[tuple[str, Any], tuple[Any, Any] | None] = {}
 
 
@@ -1070,8 +1070,8 @@ def _check_numbers_fit(
         if xp.isdtype(native, "integral"):
             info: Any = xp.iinfo(native)
             _RANGES[key] = (info.min, info.max)
-        elif xp.isdtype(native, "real floating"):
-            info = xp.finfo(native)
+        elif xp.isdtype(native, ("real floating", "complex floating")):
+            info = xp.finfo(native)  # a complex dtype's: that of its parts
             _RANGES[key] = (-float(info.max), float(info.max))
         else:
             _RANGES[key] = None

@@ -289,3 +289,30 @@ def rounded_to_float32(value: float) -> float:
         return float(struct.unpack("f", struct.pack("f", value))[0])
     except OverflowError:
         return math.copysign(math.inf, value)
+
+
+#: The largest finite value of each real floating dtype (bfloat16 has float32's exponent
+#: and 8 bits of precision).
+_LARGEST_FLOAT = {
+    float16: 65504.0,
+    bfloat16: 3.3895313892515355e38,
+    float32: 3.4028234663852886e38,
+    float64: 1.7976931348623157e308,
+}
+
+
+def holds_number(dtype: DType, value: _builtin_bool | int | float) -> _builtin_bool:
+    """Whether a Python number written into an array of ``dtype`` keeps its value up to
+    rounding (floats) or truncation toward zero (integers): no overflow, no wraparound,
+    no NaN or infinity into an integer. Any number is held by bool."""
+    kind = dtype.kind
+    if kind == "real floating":
+        return not math.isfinite(value) or abs(value) <= _LARGEST_FLOAT[dtype]
+    if kind == "complex floating":
+        return not math.isfinite(value) or abs(value) <= _LARGEST_FLOAT[dtype.to_real()]
+    if kind == "signed integer":
+        bound = 1 << (8 * dtype.itemsize - 1)
+        return math.isfinite(value) and -bound <= value < bound
+    if kind == "unsigned integer":
+        return math.isfinite(value) and 0 <= value < 1 << (8 * dtype.itemsize)
+    return True

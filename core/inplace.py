@@ -45,7 +45,7 @@ from .grad_mode import _state, no_grad
 from .node import Node
 from .tensor import Tensor, _wrap, install_methods
 from .tensor_hooks import move_retain_grad
-from .tensor_indexing import in_numpy_order, index_key
+from .tensor_indexing import BASIC_INDEX_TYPES, in_numpy_order, index_key
 from .tensor_operators import BINARY_OPERATORS
 from .versions import (
     ALIAS,
@@ -1040,8 +1040,43 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
     )
     key = index_key(self, key, recorded)
+    if not recorded and type(value) in _SCALARS and _write_number(self, key, value):
+        return
     value = in_numpy_order(self, key, value)
-    apply_inplace(self, _assign, value, key, name="x[key] = value")
+    apply_inplace(self, _assign, value, key, name=_SETITEM)
+
+
+_SETITEM = "x[key] = value"
+#: Python numbers ``x[key] = value`` writes straight into the array (a complex one is
+#: refused or converted by the general path).
+_SCALARS = frozenset({bool, int, float})
+
+
+def _write_number(target: Tensor, key: tuple[Any, ...], value: bool | int | float) -> bool:
+    """``target[key] = value`` done by the array itself where that is the whole of it: not
+    recorded, a basic key, a number the dtype holds, memory written in place. The general
+    path makes a new array and copies it back: O(size) where this is O(1).
+
+    Returns whether it was written.
+    """
+    device = target._device
+    if device.views_are_copies or copies_of_views or not _dtypes.holds_number(target.dtype, value):
+        return False
+    for k in key:
+        if type(k) not in BASIC_INDEX_TYPES:
+            return False
+    array = target._array
+    if target._counter is not None:
+        if _state.enabled and not target._requires_grad:
+            refuse_view_made_without_grad(target, _SETITEM)
+        if device.backend.repeats_elements(array):
+            return False  # a broadcast view: the general path refuses it, saying why
+    try:
+        array[key] = value
+    except Exception:  # an index out of range, a read-only array: the general path says why
+        return False
+    target._bump_version()
+    return True
 
 
 def _iadd(self: Tensor, other: Any) -> Tensor:

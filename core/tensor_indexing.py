@@ -19,7 +19,7 @@ from .tensor import Tensor, _wrap, install_methods
 __all__ = ["in_numpy_order", "index_key", "pytorch_placement", "refuse_uint8_index"]
 
 #: Key types of basic indexing, whose result shares memory with the indexed tensor.
-_BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
+BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 
 
 def _getitem(self: Tensor, key: Any) -> Tensor:
@@ -44,7 +44,7 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     if type(self._array) in self._device.scalar_types:
         self._shareable_array()
     out = _ops.getitem(self, key=key)
-    if all(type(k) in _BASIC_INDEX_TYPES for k in key):
+    if all(type(k) in BASIC_INDEX_TYPES for k in key):
         if _copied_by_negative_step(self, key, out):
             return out  # a copy: changing it (or self) changes nothing of the other
         # Basic indexing gives a view: an in-place change through either one is
@@ -169,7 +169,7 @@ def index_key(tensor: Tensor, key: Any, recorded: bool = False) -> tuple[Any, ..
             )
         key = (key,)
     for k in key:  # (a loop: cheaper than a generator for the one or two items of most keys)
-        if type(k) not in _BASIC_INDEX_TYPES:
+        if type(k) not in BASIC_INDEX_TYPES:
             break
     else:
         # Ints, slices, None and ...: the common case, with nothing to convert.

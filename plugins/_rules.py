@@ -187,7 +187,7 @@ def refuse_value_it_cannot_hold(xp: Any, function: str, x: Any, value: Any) -> N
         info: Any = xp.iinfo(x.dtype)
         fits = kind is int or math.isfinite(value)
         fits = fits and info.min <= value <= info.max
-    elif xp.isdtype(x.dtype, "real floating"):
+    elif xp.isdtype(x.dtype, ("real floating", "complex floating")):
         info = xp.finfo(x.dtype)  # infinities and NaN are values of every float dtype
         fits = not math.isfinite(value) or abs(value) <= float(info.max)
     else:

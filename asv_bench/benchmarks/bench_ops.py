@@ -78,3 +78,31 @@ class InPlaceOnManyViews:
     def time_floor_add_each_row(self, views: int) -> None:
         for row in self.raw_rows:
             row += 1.0
+
+
+class NumberWrites:
+    """``x[i] = number`` for 100 elements of a float32 tensor of ``size`` elements (numpy
+    backend, nothing requiring grad), beside the same on a NumPy array: a write of one
+    element must cost the same whatever the size (it copied the whole tensor, 190 us at a
+    million elements, where NumPy and PyTorch take about 2 us)."""
+
+    params: ClassVar[list[int]] = [100, 1_000_000]
+    param_names: ClassVar[list[str]] = ["size"]
+
+    def setup(self, size: int) -> None:
+        import numpy as np
+
+        import plugrad
+
+        self.x = plugrad.zeros(size)
+        self.raw = np.zeros(size, dtype=np.float32)
+
+    def time_plugrad_write_numbers(self, size: int) -> None:
+        x = self.x
+        for i in range(100):
+            x[i] = 0.5
+
+    def time_floor_write_numbers(self, size: int) -> None:
+        raw = self.raw
+        for i in range(100):
+            raw[i] = 0.5
