@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import weakref
 from collections.abc import Iterator, Sequence
@@ -17,6 +18,7 @@ from ...distributed.call_agreement import agree
 from ...distributed.communicator import Communicator, ReduceOp, Work
 from ...errors import ArgumentError, DistributedError, InvalidArgumentError, NotSupportedError
 from ...grad_mode import _state as _grad_state
+from ...node import Node, NodeHook, split_edge
 from ...tensor import Tensor
 from ...tensor_hooks import PostAccumulateGradHook
 from ..module import Module
@@ -177,12 +179,21 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_buckets", self._make_buckets(parameters, bucket_cap_mb))
         object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets for p in b.members})
         object.__setattr__(self, "_sync", True)
-        #: Whether the next backward pass averages: set by a forward with gradients outside
-        #: no_sync() (PyTorch's), until that pass ends, so that a backward through
-        #: ``self.module`` alone, or of forwards run under no_sync() or no_grad() only, is
-        #: local wherever it runs (the hooks averaged every backward pass: a backward one
-        #: rank ran alone paired with another rank's next pass).
+        #: Whether the running backward pass averages: set when it reaches the output of a
+        #: forward run with gradients outside no_sync() (see _link_outputs), until it ends.
+        #: So a backward through ``self.module`` alone, or of forwards run under no_sync()
+        #: or no_grad() only, is local wherever it runs, even after a forward whose backward
+        #: was skipped (a loss that was not finite): an arming left over from that forward
+        #: averaged the next no_sync() pass, on the ranks that skipped it only.
         object.__setattr__(self, "_armed", False)
+        #: weak references to the output nodes of the forwards armed since the last
+        #: averaging, and a number that changes at each averaging: a node's hook arms a
+        #: pass only while its forward's number is current
+        object.__setattr__(self, "_forward_nodes", [])
+        object.__setattr__(self, "_generation", 0)
+        #: whether an armed forward gave no output with a node to hook (a parameter
+        #: returned as it is): then the next backward pass that reaches this model averages
+        object.__setattr__(self, "_unlinked", False)
         #: forward passes armed since the last averaging: the ranks compare them before
         #: averaging, as a rank whose backward raised before reaching the model (a hook on
         #: the loss) sent nothing, and its next pass would pair with the others' last one
@@ -301,11 +312,9 @@ class DistributedDataParallel(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         self._check_previous_backward()
+        # A forward under no_grad() or no_sync() between a forward and its backward (a
+        # metric) leaves that backward averaging, as PyTorch's: it hooks no output.
         armed = self._sync and _grad_state.enabled
-        if armed:
-            # Only set here: a forward under no_grad() or no_sync() between a forward and its
-            # backward (a metric) leaves that backward averaging, as PyTorch's.
-            object.__setattr__(self, "_armed", True)
         if self.broadcast_buffers:
             buffers = [b for _, b in self.module.named_buffers()]
             if buffers:
@@ -316,8 +325,43 @@ class DistributedDataParallel(Module):
                 self._sync_from_rank0(self._communicator, buffers)
         output = self.module(*args, **kwargs)
         if armed:  # (a forward that raised has no backward to count)
+            self._link_outputs(output)
             object.__setattr__(self, "_forwards", self._forwards + 1)
         return output
+
+    def _link_outputs(self, output: Any) -> None:
+        """Have a backward pass average when it reaches this forward's output nodes.
+
+        A hook on each node, rather than a flag that any next pass reads: a forward whose
+        backward never runs must not make a later no_sync() pass average. (plugrad.compile
+        runs such a forward eagerly: a replay, without forward's Python, averaged nothing.)
+        """
+        nodes: list[Node] = []
+        _output_nodes(output, nodes, 0)
+        if not nodes:
+            object.__setattr__(self, "_unlinked", True)
+            return
+        forward_nodes = self._forward_nodes
+        count = len(forward_nodes)
+        if count >= 16 and not count & (count - 1):
+            # Forwards whose backward never ran (an evaluation with gradients): drop the
+            # dead, at each power of two, so that many forwards kept alive cost no more.
+            forward_nodes[:] = [ref for ref in forward_nodes if ref() is not None]
+        hook = NodeHook(_ArmingHook(weakref.ref(self), self._generation), before=True)
+        for node in nodes:
+            # Appended directly: registering counts as a new hook for compiled plans, which
+            # look for hooks on tensors and modules, never on the nodes of later forwards.
+            if node._hooks is None:
+                node._hooks = []
+            node._hooks.append((None, hook))
+            forward_nodes.append(weakref.ref(node))
+
+    def _arm_pass(self, state_of_grad: str) -> None:
+        """Average the running backward pass (at its first sight of an armed forward)."""
+        if _grad_state.enabled:  # (a pass runs in grad mode only with create_graph)
+            self._refuse_higher_order(state_of_grad)
+        object.__setattr__(self, "_armed", True)
+        self._join_pass()
 
     def _check_previous_backward(self) -> None:
         if any(b.pieces or b.work is not None for b in self._buckets):
@@ -342,20 +386,22 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_launched", 0)
         object.__setattr__(self, "_end_queued", False)
         object.__setattr__(self, "_left", False)
-        object.__setattr__(self, "_armed", False)  # until the next forward
+        object.__setattr__(self, "_armed", False)  # until a pass reaches an armed forward
         object.__setattr__(self, "_forwards", 0)
+        self._forward_nodes.clear()
+        object.__setattr__(self, "_generation", self._generation + 1)
+        object.__setattr__(self, "_unlinked", False)
         self._absent.clear()
         self._grads_before.clear()
 
     def _grad_ready(self, param: Tensor, gradient: Any) -> None:
         """During backward: ``param``'s gradient for this pass is final; put it in its bucket."""
         if not self._armed:
-            return
-        if _grad_state.enabled:  # (a pass runs in grad mode only with create_graph)
-            self._refuse_higher_order(".grad is left as it was before this pass")
+            if not self._unlinked:
+                return
+            self._arm_pass(".grad is left as it was before this pass")
         if gradient is None:
             return
-        self._join_pass()
         before = param.grad
         if before is None:
             self._grads_before[id(param)] = None
@@ -370,14 +416,16 @@ class DistributedDataParallel(Module):
     def _grad_accumulated(self, param: Tensor) -> None:
         """After backward updated ``.grad``: bucket what was not bucketed yet; finish at the end."""
         if not self._armed:
-            return
-        if _grad_state.enabled and not self._end_queued:  # (a pass restricted with inputs=)
-            self._refuse_higher_order(
+            if not self._unlinked:
+                return
+            # (a pass restricted with inputs=, of a forward whose output has no node: the
+            # first this model sees of it is here)
+            self._arm_pass(
                 ".grad already holds this rank's own gradient of this pass (a pass restricted "
-                "with inputs= adds it before DistributedDataParallel sees it): set it to None "
-                "(model.zero_grad()) before going on"
+                "with inputs= adds it before DistributedDataParallel sees it, where the "
+                "model's output has no grad_fn): set it to None (model.zero_grad()) before "
+                "going on"
             )
-        self._join_pass()
         bucket = self._bucket_of[id(param)]
         if id(param) not in bucket.pieces and param.grad is not None:
             self._fill(param, param.grad._array)
@@ -390,7 +438,8 @@ class DistributedDataParallel(Module):
 
         Its ``.grad`` would hold the averaged values but this rank's own graph: a gradient
         penalty on ``.grad`` would differ on every rank. Raised before anything is
-        bucketed; the engine then has this rank leave the pass (see
+        bucketed (where the pass reaches the model's output: before any ``.grad`` is
+        written, ``inputs=`` or not); the engine then has this rank leave the pass (see
         :meth:`_backward_failed_before_joining`), so ranks that average are not left waiting.
         """
         raise NotSupportedError(
@@ -479,7 +528,11 @@ class DistributedDataParallel(Module):
         counts them in the last bucket, so that every rank raises rather than one going on
         with its own gradients and the others waiting forever.
         """
-        if not self._committed:  # the pass is finished (or was not averaged: no_sync)
+        if not self._committed:
+            # Finished, or it gave this model no gradient (backward(inputs=[x]) of its input
+            # alone): local, and a later pass through the same forward still averages.
+            object.__setattr__(self, "_armed", False)
+            object.__setattr__(self, "_end_queued", False)
             return
         self._absent.extend(self._zeros_where_missing(self._buckets))
         self._launch_full_buckets()
@@ -525,8 +578,15 @@ class DistributedDataParallel(Module):
     def _backward_failed_before_joining(self) -> None:
         """A backward pass raised on this rank after a forward, before this model's first
         gradient (a hook on the loss): leave the pass the other ranks wait in, as
-        :meth:`_leave_failed_pass` does; they raise, and the next pass pairs rightly."""
-        if not self._armed or self._end_queued:
+        :meth:`_leave_failed_pass` does; they raise, and the next pass pairs rightly.
+
+        Whether the failed pass was one of an armed forward cannot be told (it did not reach
+        it): it is taken to be one while that forward's graph is alive (its backward may
+        still run) and not where the graph is gone (a skipped backward, then a failing
+        backward of a no_sync() forward, which the other ranks run locally)."""
+        if self._end_queued:
+            return
+        if not self._unlinked and all(ref() is None for ref in self._forward_nodes):
             return
         object.__setattr__(self, "_end_queued", True)
         self._leave_failed_pass()
@@ -611,7 +671,9 @@ class DistributedDataParallel(Module):
 
         The first backward pass of a forward run after the block averages the accumulated
         gradients; so does a backward still to come of a forward run before the block
-        (a forward inside does not cancel it).
+        (a forward inside does not cancel it). A backward pass averages only where it goes
+        through the output of a forward run outside the block: one of a forward inside it
+        stays local even after a forward whose backward was skipped.
 
         Examples
         --------
@@ -632,3 +694,47 @@ class DistributedDataParallel(Module):
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+
+
+class _ArmingHook:
+    """The pre-hook on an armed forward's output nodes: averages the backward pass reaching
+    it, if no averaging happened since that forward (a second backward through a retained
+    graph is local, as PyTorch's). Holds the model weakly: the graph may outlive it."""
+
+    __slots__ = ("generation", "model")
+
+    def __init__(self, model: weakref.ref[DistributedDataParallel], generation: int) -> None:
+        self.model = model
+        self.generation = generation
+
+    def __call__(self, grad_outputs: Any) -> None:
+        ddp = self.model()
+        if ddp is None or ddp._armed or ddp._generation != self.generation:
+            return
+        if _engine._pass.queued is None:
+            return  # plugrad.autograd.grad(): no .grad to average
+        ddp._arm_pass(".grad is left as it was before this pass")
+
+
+def _output_nodes(output: Any, nodes: list[Node], depth: int) -> None:
+    """Add to ``nodes`` the graph node of each tensor in ``output`` (tensors, and sequences,
+    mappings and dataclasses of them, as PyTorch looks for them), each once."""
+    if isinstance(output, Tensor):
+        edge = output._edge
+        if edge is not None:
+            node = split_edge(edge)[0]
+            if isinstance(node, Node) and not any(n is node for n in nodes):
+                nodes.append(node)
+        return
+    if depth > 8:
+        return
+    if isinstance(output, (list, tuple)):
+        values: Any = output
+    elif isinstance(output, dict):
+        values = output.values()
+    elif dataclasses.is_dataclass(output) and not isinstance(output, type):
+        values = [getattr(output, field.name) for field in dataclasses.fields(output)]
+    else:
+        return
+    for value in values:
+        _output_nodes(value, nodes, depth + 1)

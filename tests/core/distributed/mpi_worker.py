@@ -735,6 +735,78 @@ def _skipped_backward(rank, size, batch):
         close(p.grad.numpy(), 2 * old, "the pass after a skipped backward was found")
 
 
+def abandoned_forward(rank, size):
+    """A forward with gradients whose backward is skipped (``if not loss.isfinite():
+    continue``) left the model armed: the next backward of a no_sync() forward averaged,
+    on the ranks that skipped only, whose all-reduces paired with the others' next
+    collective. A backward averages only where it goes through an armed forward's output."""
+    loss_fn = nn.CrossEntropyLoss()
+    per_rank = 5
+    mine = slice(rank * per_rank, (rank + 1) * per_rank)
+    model = nn.parallel.DistributedDataParallel(
+        make_model(7).to(plugrad.float64), bucket_cap_mb=0.0002
+    )
+    reference = make_model(7).to(plugrad.float64)
+    (x1, y1), (x2, y2), (x3, y3) = batches(3, per_rank, size)
+
+    def expect(what, *batches, share=mine):
+        reference.zero_grad()
+        for x, y in batches:
+            loss_fn(reference(x[share]), y[share]).backward()
+        for (n, p), q in zip(model.module.named_parameters(), reference.parameters()):
+            close(p.grad.numpy(), q.grad.numpy(), f"{what}: {n}", rtol=1e-9)
+
+    for skipping, kept in [(set(range(size)), False), (set(range(size)), True), ({0}, False)]:
+        model.zero_grad()
+        skipped = None
+        if rank in skipping:
+            skipped = loss_fn(model(x1[mine]), y1[mine])  # not finite, say: no backward
+            if not kept:
+                skipped = None  # (the loop's next loss replaces it)
+        with model.no_sync():
+            loss_fn(model(x2[mine]), y2[mine]).backward()
+        expect(f"a no_sync() pass after a skipped backward ({skipping}, kept {kept})", (x2, y2))
+        if rank in skipping and kept:
+            # the skipped forward's backward, run late, still averages: no_sync() pass too
+            skipped.backward()
+            expect("the late backward of the skipped forward", (x2, y2), (x1, y1),
+                   share=slice(None))  # fmt: skip
+            continue
+        step = lambda: loss_fn(model(x3[mine]), y3[mine]).backward()
+        if len(skipping) < size:
+            # the ranks ran different numbers of forwards: every rank says so, .grad as it was
+            before = [p.grad.numpy().copy() for p in model.parameters()]
+            refused(step, DistributedError, "different numbers of forward passes")
+            for p, old in zip(model.parameters(), before):
+                close(p.grad.numpy(), old, "a refused pass leaves the local gradients", 0)
+        step()  # averages what every rank accumulated
+        expect(f"the pass after ({skipping})", (x2, y2), (x3, y3), share=slice(None))
+
+    # After a skipped backward, a no_sync() backward that raises before it reaches the model
+    # on one rank (a hook on the loss) is left by that rank alone as the local pass it is:
+    # it sent nothing, and the next pass pairs rightly.
+    model.zero_grad()
+    loss_fn(model(x1[mine]), y1[mine])  # skipped on every rank, its graph gone
+    with model.no_sync():
+        loss = loss_fn(model(x2[mine]), y2[mine])
+    if rank == size - 1:
+        loss.register_hook(lambda grad: _FailingLayer._check(grad))
+        _FailingLayer.failing = True
+        try:
+            refused(loss.backward, RuntimeError, "on purpose")
+        finally:
+            _FailingLayer.failing = False
+        assert all(p.grad is None for p in model.parameters())
+    else:
+        loss.backward()
+    model.zero_grad()
+    loss_fn(model(x3[mine]), y3[mine]).backward()
+    expect("the pass after a failed local one", (x3, y3), share=slice(None))
+    x = plugrad.ones(2)
+    dist.all_reduce(x)
+    close(x.numpy(), [size, size], "all_reduce after the skipped backward passes")
+
+
 def _higher_order(rank, size):
     """backward(create_graph=True) through DDP left in .grad the averaged values with this
     rank's own graph: a gradient penalty on .grad differed on every rank (and from one
@@ -760,10 +832,14 @@ def _higher_order(rank, size):
         for p, old in zip(model.parameters(), before):
             close(p.grad.numpy(), old, f"a refused create_graph pass leaves .grad ({asking})", 0)
             assert p.grad.grad_fn is None
-    # a pass restricted with inputs= adds to .grad before the model sees it: it says so
+    # a pass restricted with inputs= added this rank's own gradient to .grad before it was
+    # refused: it is refused where it reaches the model's output, before any .grad changes
     loss = (model(batches[rank]) ** 2).sum()
     refused(lambda: loss.backward(create_graph=True, inputs=list(model.parameters())),
-            NotSupportedError, "does not synchronise", "set it to None")  # fmt: skip
+            NotSupportedError, "does not synchronise", "left as it was")  # fmt: skip
+    for p, old in zip(model.parameters(), before):
+        close(p.grad.numpy(), old, "a refused create_graph pass with inputs= leaves .grad", 0)
+        assert p.grad.grad_fn is None
     # what the error advises: a penalty on autograd.grad's gradients, one averaged backward
     model.zero_grad()
     parameters = list(model.parameters())
@@ -854,6 +930,7 @@ SCENARIOS = {
     "ddp": ddp,
     "mismatches": mismatches,
     "failed_pass": failed_pass,
+    "abandoned_forward": abandoned_forward,
     "progress": progress,
     "fault": fault,
     "timeout": timeout,

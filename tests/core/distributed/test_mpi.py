@@ -126,6 +126,13 @@ def test_a_backward_failing_on_some_ranks_is_an_error_on_every_rank(ranks):
     assert_every_rank_passed(launch("failed_pass", ranks, limit=90), "failed_pass", ranks)
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_a_skipped_backward_does_not_make_a_later_no_sync_pass_average(ranks):
+    # on every rank, with the skipped forward's graph dropped or kept, and on one rank only
+    result = launch("abandoned_forward", ranks, limit=90)
+    assert_every_rank_passed(result, "abandoned_forward", ranks)
+
+
 def test_a_progress_thread_moves_transfers_along_while_the_program_computes():
     # Asked for explicitly: by default the thread runs only with a core to spare.
     result = launch("progress", 2, PLUGRAD_MPI_PROGRESS_INTERVAL="0.001")

@@ -11,7 +11,7 @@ import plugrad
 import plugrad.distributed as dist
 from plugrad import engine
 from plugrad.distributed.communicator import CompletedWork, Work
-from plugrad.errors import DistributedError, DistributedTimeoutError
+from plugrad.errors import DistributedError, DistributedTimeoutError, NotSupportedError
 
 
 def test_nothing_works_before_init():
@@ -221,6 +221,98 @@ def test_ddp_in_a_group_of_one_buckets_during_backward_and_recovers_from_a_faile
         assert not any(key in engine._ready_callbacks for key in watched)
     finally:
         _FailInBackward.fail = False
+        dist.destroy_process_group()
+
+
+def test_ddp_in_a_group_of_one_averages_only_backward_passes_through_its_armed_forwards():
+    pytest.importorskip("mpi4py", reason="the mpi communication library needs mpi4py")
+    nn = plugrad.nn
+    dist.init_process_group("mpi", world_size=1, rank=0)
+    try:
+        plugrad.manual_seed(0)
+        ddp = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)))
+        sent = []
+        original = ddp._communicator.allreduce
+
+        def allreduce(buffer, op):
+            sent.append(buffer.shape)
+            return original(buffer, op)
+
+        ddp._communicator.allreduce = allreduce
+        x = plugrad.ones((5, 3))
+        # A forward whose backward is skipped (its loss not finite) left the model armed:
+        # the next no_sync() pass averaged, kept graph or not.
+        for kept in (False, True):
+            skipped = ddp(x).sum()
+            if not kept:
+                del skipped
+            ddp.zero_grad()
+            with ddp.no_sync():
+                ddp(x).sum().backward()
+            assert sent == [], kept
+        # the kept forward's backward, run late, averages; a second one through its retained
+        # graph does not (PyTorch's), nor one of a forward from before the last averaging
+        skipped.backward(retain_graph=True)
+        assert len(sent) == 1
+        skipped.backward(retain_graph=True)
+        assert len(sent) == 1
+        loss = ddp(x).sum()
+        loss.backward()
+        assert len(sent) == 2
+        skipped.backward()
+        assert len(sent) == 2
+        # A gradient penalty's autograd.grad through an armed forward averages nothing and
+        # leaves the backward to come averaging.
+        loss = ddp(x).sum()
+        grads = plugrad.autograd.grad(loss, list(ddp.parameters()), create_graph=True)
+        assert len(sent) == 2
+        (loss + sum((g**2).sum() for g in grads)).backward()
+        assert len(sent) == 3
+        # backward(create_graph=True, inputs=...) is refused before any .grad changes: it
+        # added this rank's own gradient first
+        before = [p.grad.numpy().copy() for p in ddp.parameters()]
+        loss = ddp(x).sum()
+        with pytest.raises(NotSupportedError, match="left as it was"):
+            loss.backward(create_graph=True, inputs=list(ddp.parameters()))
+        for p, old in zip(ddp.parameters(), before):
+            np.testing.assert_array_equal(p.grad.numpy(), old)
+            assert p.grad.grad_fn is None
+        ddp.zero_grad()
+        with pytest.raises(NotSupportedError, match="left as it was"):
+            ddp(x).sum().backward(create_graph=True, inputs=[ddp.module[0].weight])
+        assert all(p.grad is None for p in ddp.parameters())
+        sent.clear()  # (each refusal sent what ranks that average would wait for)
+        ddp(x).sum().backward()  # the next pass averages
+        assert len(sent) == 1
+    finally:
+        dist.destroy_process_group()
+
+
+def test_compiled_ddp_averages_at_every_call():
+    # A replay skips forward's Python, which arms the averaging: the compiled model averaged
+    # its first backward only, each process then training on its own gradients. Its hook
+    # on the output's grad_fn makes it run eagerly.
+    pytest.importorskip("mpi4py", reason="the mpi communication library needs mpi4py")
+    nn = plugrad.nn
+    dist.init_process_group("mpi", world_size=1, rank=0)
+    try:
+        ddp = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)))
+        sent = []
+        original = ddp._communicator.allreduce
+
+        def allreduce(buffer, op):
+            sent.append(buffer.shape)
+            return original(buffer, op)
+
+        ddp._communicator.allreduce = allreduce
+        compiled = plugrad.compile(ddp)
+        x = plugrad.ones((5, 3))
+        with pytest.warns(plugrad.errors.CompileWarning, match="grad_fn hook"):
+            compiled(x).sum().backward()
+        for step in range(2, 4):
+            compiled(x).sum().backward()
+            assert len(sent) == step
+    finally:
         dist.destroy_process_group()
 
 
