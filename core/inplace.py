@@ -1040,7 +1040,7 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
     )
     key = index_key(self, key, recorded)
-    if not recorded and type(value) in _SCALARS and _write_number(self, key, value):
+    if not recorded and _write_directly(self, key, value):
         return
     value = in_numpy_order(self, key, value)
     apply_inplace(self, _assign, value, key, name=_SETITEM)
@@ -1052,15 +1052,25 @@ _SETITEM = "x[key] = value"
 _SCALARS = frozenset({bool, int, float})
 
 
-def _write_number(target: Tensor, key: tuple[Any, ...], value: bool | int | float) -> bool:
+def _write_directly(target: Tensor, key: tuple[Any, ...], value: Any) -> bool:
     """``target[key] = value`` done by the array itself where that is the whole of it: not
-    recorded, a basic key, a number the dtype holds, memory written in place. The general
-    path makes a new array and copies it back: O(size) where this is O(1).
+    recorded, a basic key, memory written in place, and a number the dtype holds or a
+    tensor of the same device and dtype. The general path makes a new array and copies
+    it back: O(size) where this is O(size of the part written).
 
     Returns whether it was written.
     """
     device = target._device
-    if device.views_are_copies or copies_of_views or not _dtypes.holds_number(target.dtype, value):
+    if device.views_are_copies or copies_of_views:
+        return False
+    if type(value) in _SCALARS:
+        if not _dtypes.holds_number(target.dtype, value):
+            return False
+    elif isinstance(value, Tensor):
+        if value._device is not device or value.dtype is not target.dtype:
+            return False
+        value = value._array
+    else:
         return False
     for k in key:
         if type(k) not in BASIC_INDEX_TYPES:

@@ -1,5 +1,5 @@
-"""``x[key] = number``: written by the array itself where nothing records it, with the
-general path's values, errors and versions, and into the tensor's own memory."""
+"""``x[key] = number`` and ``x[key] = tensor``: written by the array itself where nothing
+records it, with the general path's values, errors and versions, into the tensor's own memory."""
 
 from __future__ import annotations
 
@@ -53,12 +53,60 @@ def test_a_number_written_directly_matches_the_general_path(
         for number in NUMBERS
     ]
     direct = [_outcome(installed_backend, *case) for case in cases]
-    monkeypatch.setattr(inplace, "_write_number", lambda *arguments: False)
+    monkeypatch.setattr(inplace, "_write_directly", lambda *arguments: False)
     general = [_outcome(installed_backend, *case) for case in cases]
     for case, ours, expected in zip(cases, direct, general, strict=True):
         assert repr(ours) == repr(expected), case  # repr: NaN equals NaN
     refused = sum(outcome[0] is ScalarRangeError for outcome in direct)
     assert refused and refused < len(cases)  # both kinds of case were met
+
+
+#: Values of x[key] = value for x of shape (3, 4): made from x itself (overlapping it) or new.
+TENSOR_VALUES: list[Any] = [
+    lambda x: plugrad.full((), 5.0, dtype=x.dtype, device=x.device),
+    lambda x: plugrad.arange(4.0, device=x.device).to(x.dtype),
+    lambda x: plugrad.ones((1, 4), dtype=x.dtype, device=x.device),
+    lambda x: plugrad.ones((1, 1, 4), dtype=x.dtype, device=x.device),
+    lambda x: plugrad.ones(3, dtype=x.dtype, device=x.device),  # fits only some keys
+    lambda x: plugrad.ones(5, dtype=x.dtype, device=x.device),  # fits none
+    lambda x: x[2],
+    lambda x: x[:, 1],
+    lambda x: plugrad.ones(4, dtype=plugrad.float64, device=x.device),  # another dtype
+]
+TENSOR_KEYS: list[Any] = [1, (slice(None), 0), (slice(0, 2), Ellipsis), (None, 0), (slice(None),)]
+
+
+def _tensor_outcome(backend: str, key: Any, make: Any) -> tuple[Any, ...]:
+    x = plugrad.arange(12.0, device=backend).reshape(3, 4).float()
+    before = x._version
+    try:
+        x[key] = make(x)
+    except PlugradError as error:
+        return (type(error), x._version - before, x.cpu().numpy().tolist())
+    return (None, x._version - before, x.cpu().numpy().tolist())
+
+
+def test_a_tensor_written_directly_matches_the_general_path(
+    installed_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [(key, make) for key in TENSOR_KEYS for make in TENSOR_VALUES]
+    direct = [_tensor_outcome(installed_backend, *case) for case in cases]
+    monkeypatch.setattr(inplace, "_write_directly", lambda *arguments: False)
+    general = [_tensor_outcome(installed_backend, *case) for case in cases]
+    for (key, make), ours, expected in zip(cases, direct, general, strict=True):
+        assert ours == expected, (key, TENSOR_VALUES.index(make))
+    assert any(outcome[0] is None for outcome in direct)
+    assert any(outcome[0] is not None for outcome in direct)
+
+
+def test_a_tensor_written_into_a_row_changes_only_that_row() -> None:
+    x = plugrad.zeros(1000, 8)
+    shared = x.numpy()
+    row = plugrad.arange(8.0)
+    x[3] = row
+    x[4, 2:] = row[:6]
+    assert shared[3].tolist() == row.tolist() and shared[4, 2:].tolist() == row[:6].tolist()
+    assert float(x.sum()) == 28.0 + 15.0 and x._version == 2
 
 
 def test_the_write_reaches_memory_shared_with_views_and_numpy() -> None:
