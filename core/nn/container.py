@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from ..errors import ArgumentError, IndexOutOfRangeError, InvalidArgumentError
 from ..tensor import Tensor
 from .module import Module
+from .module_hooks import registered, registration_hooks
 from .parameter import Parameter
 
 if TYPE_CHECKING:
@@ -110,15 +111,26 @@ class ModuleList(_Listed[Module]):
     def _items(self) -> list[Module]:
         return list(self._modules.values())  # type: ignore[arg-type]
 
-    def _renumber(self, modules: list[Module]) -> None:
+    def _renumber(self, modules: list[Module], added: int | None = None) -> None:
+        """Hold ``modules`` as ``"0"``, ``"1"``, ...; ``added``: the position of the one among
+        them not held before, checked (and shown to the registration hooks, as PyTorch shows
+        an assigned one) before anything changes: a refusal leaves the list as it was."""
+        if added is not None:
+            module = modules[added]
+            if module is not None and not isinstance(module, Module):
+                raise ArgumentError(
+                    f"{type(module).__name__} is not a Module; cannot add it as {str(added)!r}"
+                )
+            if registration_hooks["module"]:
+                modules[added] = registered("module", self, str(added), module)
         self._modules.clear()
-        for index, module in enumerate(modules):
-            self.add_module(str(index), module)
+        self._modules.update((str(index), module) for index, module in enumerate(modules))
 
     def __setitem__(self, index: int, module: Module) -> None:
         items = self._items()
-        items[_position(index, len(items), type(self).__name__, assigned=True)] = module
-        self._renumber(items)
+        position = _position(index, len(items), type(self).__name__, assigned=True)
+        items[position] = module
+        self._renumber(items, added=position)
 
     def __delitem__(self, index: int | slice) -> None:
         items = self._items()
@@ -151,7 +163,8 @@ class ModuleList(_Listed[Module]):
         """Put ``module`` before position ``index`` (as ``list.insert``); renumber the rest."""
         items = self._items()
         items.insert(index, module)
-        self._renumber(items)
+        n = len(items) - 1  # where list.insert put it: index counted as a slice bound
+        self._renumber(items, added=max(0, n + index) if index < 0 else min(index, n))
 
     def pop(self, index: int | slice = -1) -> Any:
         """Remove and return the module at ``index`` (the last by default), or those of a slice

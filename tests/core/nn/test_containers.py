@@ -398,3 +398,54 @@ def test_module_list_extend_takes_an_iterable_as_pytorchs(lib) -> None:
             lib.nn.ModuleList().extend(lib.nn.ReLU())
     grown = lib.nn.ModuleList([lib.nn.ReLU()]).extend(lib.nn.ModuleList([lib.nn.Tanh()]))
     assert [type(m).__name__ for m in grown] == ["ReLU", "Tanh"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda modules: modules.__setitem__(1, 3),
+        lambda modules: modules.__setitem__(-1, "relu"),
+        lambda modules: modules.insert(1, 3),
+        lambda modules: modules.insert(-1, None.__class__),
+    ],
+)
+@pytest.mark.parametrize("kind", ["ModuleList", "Sequential"])
+def test_a_refused_assignment_or_insert_leaves_the_container_as_it_was(kind, change) -> None:
+    modules = (
+        getattr(nn, kind)(nn.ReLU(), nn.Tanh(), nn.ELU())
+        if kind == "Sequential"
+        else (nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.ELU()]))
+    )
+    before = list(modules._modules.items())
+    with pytest.raises(plugrad.errors.ArgumentError, match="Module"):
+        change(modules)
+    assert list(modules._modules.items()) == before
+
+
+def test_the_refusal_names_the_position_assigned_or_inserted() -> None:
+    modules = nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.ELU()])
+    with pytest.raises(plugrad.errors.ArgumentError, match="cannot add it as '2'"):
+        modules[-1] = 3
+    with pytest.raises(plugrad.errors.ArgumentError, match="cannot add it as '1'"):
+        modules.insert(-2, 3)
+    with pytest.raises(plugrad.errors.ArgumentError, match="cannot add it as '3'"):
+        modules.insert(10, 3)
+
+
+def test_registration_hooks_see_only_the_module_assigned_or_inserted() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def hook(module, name, value):
+        seen.append((name, type(value).__name__))
+
+    handle = nn.modules.module.register_module_module_registration_hook(hook)
+    try:
+        modules = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+        seen.clear()
+        modules[1] = nn.ELU()
+        modules.insert(0, nn.Sigmoid())
+        del modules[0]
+    finally:
+        handle.remove()
+    assert seen == [("1", "ELU"), ("0", "Sigmoid")]
+    assert [type(m).__name__ for m in modules] == ["ReLU", "ELU"]
