@@ -51,8 +51,14 @@ def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
             f"{tuple(value.shape)}; use x.where(~mask, values) to take values elementwise"
         )
     refuse_value_it_cannot_hold(xp, "masked_fill", x, value)
-    if hasattr(value, "dtype") and value.dtype != x.dtype:
-        _refuse_value_out_of_range(xp, "masked_fill", x, value)
+    # The value takes x's dtype before where(), as in PyTorch: where() would promote x to
+    # the value's dtype (int64 to float64 for 2.5) and round the elements left unmasked.
+    if hasattr(value, "dtype"):
+        if value.dtype != x.dtype:
+            _refuse_value_out_of_range(xp, "masked_fill", x, value)
+            value = xp.astype(value, x.dtype)  # a float into an integer dtype: truncated
+    elif isinstance(value, float) and xp.isdtype(x.dtype, "integral"):
+        value = int(value)  # truncated toward zero, as PyTorch converts it
     out = xp.where(mask, value, x)
     # NOTE: as in PyTorch the result keeps x's dtype, whatever the value's.
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)

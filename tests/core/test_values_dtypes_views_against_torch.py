@@ -369,6 +369,48 @@ def test_numbers_beyond_a_float_dtype_round_to_infinity_where_pytorch_rounds_the
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
+def _masked(lib: Any, x: Any) -> Any:
+    return x < 0
+
+
+# Integers a float cannot hold exactly, beside a negative one the write replaces.
+FILLS_OF_INTEGER_TENSORS = {
+    "int32 masked_fill(mask, 2.5)": (
+        "int32", [2**31 - 1, 16777217, -5], lambda lib, x: x.masked_fill(_masked(lib, x), 2.5)),
+    "int64 masked_fill_(mask, -2.7)": (
+        "int64", [10**12 + 1, -5], lambda lib, x: x.masked_fill_(_masked(lib, x), -2.7)),
+    "int64 masked_fill(mask, float64 0-d tensor)": (
+        "int64", [2**53 + 1, -5],
+        lambda lib, x: x.masked_fill(_masked(lib, x), lib.tensor(2.5, dtype=lib.float64))),
+    "int32 masked_fill(mask, float32 0-d tensor)": (
+        "int32", [2**31 - 1, -5],
+        lambda lib, x: x.masked_fill(_masked(lib, x), lib.tensor(-2.5, dtype=lib.float32))),
+    "int64 index_fill(0, index, float64 0-d tensor)": (
+        "int64", [2**53 + 1, -5, 2**62 + 3],
+        lambda lib, x: x.index_fill(0, lib.tensor([1]), lib.tensor(2.5, dtype=lib.float64))),
+    "int64 x[mask] = 2.5": (
+        "int64", [2**53 + 1, -5], lambda lib, x: (x.__setitem__(_masked(lib, x), 2.5), x)[1]),
+    "int32 x[mask] = -2.5": (
+        "int32", [2**31 - 1, -5], lambda lib, x: (x.__setitem__(_masked(lib, x), -2.5), x)[1]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", FILLS_OF_INTEGER_TENSORS)
+def test_a_float_filled_into_an_integer_tensor_leaves_the_other_elements_exact(
+    name: str, backend: str
+):
+    # masked_fill computed where(mask, 2.5, x) in float64 and cast back: int32 2**31 - 1
+    # became -2**31, int64 2**53 + 1 became 2**53; array-api-strict refused x[mask] = 2.5.
+    dtype, values, fill = FILLS_OF_INTEGER_TENSORS[name]
+    with plugrad.use_backend(backend):
+        _skip_without(dtype, *(["float64"] if "float64" in name else []))
+        ours = fill(plugrad, plugrad.tensor(values, dtype=getattr(plugrad, dtype)))
+    theirs = fill(torch, torch.tensor(values, dtype=getattr(torch, dtype)))
+    assert ours.dtype.name == dtype
+    assert ours.tolist() == theirs.tolist()
+
+
 OUT_OF_RANGE_CREATIONS = {
     "linspace to 3e9 in int32": lambda lib: lib.linspace(0, 3e9, 3, dtype=lib.int32),
     "randint up to 300 in int8": lambda lib: lib.randint(0, 300, (4,), dtype=lib.int8),
