@@ -815,3 +815,20 @@ def test_jacobians_aux_keeps_its_graph_to_what_the_function_closes_over(transfor
             )
         )
     assert found[0] == found[1] == ([3.0, 5.0, 7.0], False, False, [2.0, 4.0])
+
+
+def test_functional_call_with_none_empties_the_slot_for_the_call_as_torchs() -> None:
+    x = np.array([[1.0, -2.0]])
+    results = []
+    for lib in (plugrad, torch):
+        model = lib.nn.Linear(2, 3).double()
+        with lib.no_grad():
+            model.weight.copy_(lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+            model.bias.fill_(10.0)
+        out = lib.func.functional_call(model, {"bias": None}, (lib.tensor(x),))
+        assert model.bias is not None  # the module's own is back after the call
+        results.append(out.tolist())
+    assert results[0] == results[1] == [[-3.0, -5.0, -7.0]]
+    layer = plugrad.nn.utils.parametrizations.weight_norm(plugrad.nn.Linear(2, 2))
+    with pytest.raises(plugrad.errors.ArgumentError, match="parametrized tensor"):
+        plugrad.func.functional_call(layer, {"weight": None}, (plugrad.ones(1, 2),))

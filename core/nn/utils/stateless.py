@@ -19,7 +19,7 @@ __all__ = ["functional_call", "stack_module_state"]
 
 def functional_call(
     module: Module,
-    parameter_and_buffer_dicts: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]],
+    parameter_and_buffer_dicts: Mapping[str, Tensor | None] | Sequence[Mapping[str, Tensor | None]],
     args: Any = None,
     kwargs: Mapping[str, Any] | None = None,
     *,
@@ -35,8 +35,9 @@ def functional_call(
     tuple of positional arguments, or one argument. Several dicts are merged
     (a name in two is an error). With ``tie_weights``, a tensor given for one
     name of a parameter the module shares under several names (tied
-    embeddings) replaces it under all of them. With ``strict``, every
-    parameter and buffer must be given.
+    embeddings) replaces it under all of them. ``None`` for a name empties
+    that slot for the call (``{"bias": None}``: the layer without its bias).
+    With ``strict``, every parameter and buffer must be given.
 
     A tensor given under the name of a parametrized tensor (``"weight"`` of a
     module with a parametrization of its weight) is used as it is, without the
@@ -81,7 +82,7 @@ def functional_call(
 
 
 def _parametrized_given(
-    module: Module, given: dict[str, Tensor]
+    module: Module, given: dict[str, Tensor | None]
 ) -> dict[tuple[Module, str], Tensor]:
     """The tensors of ``given`` named as a parametrized tensor (``"weight"`` of a module with
     a parametrization of its weight), taken out of ``given``: read as they are, without
@@ -92,11 +93,17 @@ def _parametrized_given(
             for name in sub.parametrizations:
                 full = f"{prefix}.{name}" if prefix else name
                 if full in given:
-                    found[sub, name] = given.pop(full)
+                    value = given.pop(full)
+                    if value is None:
+                        raise ArgumentError(
+                            f"functional_call(): None for {full!r}, a parametrized tensor; give "
+                            "a tensor (a parametrization computes one, it has no empty slot)"
+                        )
+                    found[sub, name] = value
     return found
 
 
-def _merged(dicts: Any) -> dict[str, Tensor]:
+def _merged(dicts: Any) -> dict[str, Tensor | None]:
     """One dict of the given dicts (or dict), checking names and values."""
     if isinstance(dicts, Mapping):
         dicts = (dicts,)
@@ -105,7 +112,7 @@ def _merged(dicts: Any) -> dict[str, Tensor]:
             "functional_call() takes a dict of tensors by name, or a tuple of such dicts; got "
             f"{type(dicts).__name__}"
         )
-    merged: dict[str, Tensor] = {}
+    merged: dict[str, Tensor | None] = {}
     for entries in dicts:
         if not isinstance(entries, Mapping):
             raise ArgumentError(
@@ -118,18 +125,19 @@ def _merged(dicts: Any) -> dict[str, Tensor]:
                     f"functional_call(): {name!r} is in more than one of the dicts; give each "
                     "name once"
                 )
-            if not isinstance(value, Tensor):
+            if value is not None and not isinstance(value, Tensor):
+                # (None: the slot empty for the call, as Linear(bias=False)'s bias, as PyTorch)
                 raise ArgumentError(
                     f"functional_call(): the value for {name!r} is a {type(value).__name__}; "
-                    "give a Tensor"
+                    "give a Tensor (or None)"
                 )
             merged[name] = value
     return merged
 
 
 def _replacements(
-    module: Module, given: dict[str, Tensor], *, tie_weights: bool, strict: bool
-) -> list[tuple[dict[str, Any], str, Tensor]]:
+    module: Module, given: dict[str, Tensor | None], *, tie_weights: bool, strict: bool
+) -> list[tuple[dict[str, Any], str, Tensor | None]]:
     """(registry, key, new tensor) for each parameter and buffer slot to swap."""
     slots: dict[str, tuple[dict[str, Any], str, Any]] = {}
     for prefix, sub in module.named_modules(remove_duplicate=False):
@@ -167,7 +175,7 @@ def _replacements(
                 f"{', '.join(map(repr, missing))}; give a tensor for each of {_listed(slots)}, "
                 "or pass strict=False to keep the module's own for those not given"
             )
-    swaps: dict[tuple[int, str], tuple[dict[str, Any], str, Tensor]] = {}
+    swaps: dict[tuple[int, str], tuple[dict[str, Any], str, Tensor | None]] = {}
     for name, value in chosen.items():
         registry, key, _ = slots[name]
         earlier = swaps.setdefault((id(registry), key), (registry, key, value))
@@ -189,7 +197,7 @@ def _listed(slots: Mapping[str, Any], most: int = 20) -> str:
 
 
 @contextmanager
-def _swapped(replacements: list[tuple[dict[str, Any], str, Tensor]]) -> Iterator[None]:
+def _swapped(replacements: list[tuple[dict[str, Any], str, Tensor | None]]) -> Iterator[None]:
     """Put each tensor in its slot for the block; the old ones back after it, whatever happens."""
     old = [(registry, key, registry[key]) for registry, key, _ in replacements]
     try:
