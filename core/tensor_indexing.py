@@ -6,6 +6,7 @@ Importing this module makes ``x[key]`` work (``Tensor.__getitem__``);
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from . import dtypes as _dtypes
@@ -205,9 +206,13 @@ _PLAIN_KEY_TYPES = frozenset({int, slice, type(None), type(Ellipsis), bool, tupl
 def _host_array_as_tensor(tensor: Tensor, key: Any) -> Any:
     """A NumPy array or scalar (any array but a Tensor) in a key as a tensor on ``tensor``'s
     device, so that it indexes as a tensor does: a uint8 array refused as a Tensor is, a
-    0-d integer as the int it holds (a view)."""
+    0-d integer as the int it holds (a view). A NumPy integer scalar is that int, whatever
+    its dtype: PyTorch reads ``np.uint8(1)`` as a position, a 0-d uint8 array as a mask."""
     if isinstance(key, (Tensor, list)) or type(key) in _PLAIN_KEY_TYPES:
         return key
+    numpy = sys.modules.get("numpy")  # the core imports no array library itself
+    if numpy is not None and isinstance(key, numpy.integer):
+        return int(key)
     if hasattr(key, "__array__") and hasattr(key, "dtype") and hasattr(key, "shape"):
         device = tensor._device
         return _wrap(device.xp.asarray(key, device=device.native), device, False, None)
@@ -215,12 +220,16 @@ def _host_array_as_tensor(tensor: Tensor, key: Any) -> Any:
 
 
 def _as_int_index(key: Any) -> Any:
-    """``key`` as an int where it is a 0-d integer tensor; else as it is."""
+    """``key`` as an int where it is a 0-d integer tensor; else as it is.
+
+    A 0-d uint8 tensor is refused as a 1-d one is: PyTorch reads it as a mask too.
+    """
     if (
         isinstance(key, Tensor)
         and not key._array.ndim
         and key.dtype.kind in ("signed integer", "unsigned integer")
     ):
+        refuse_uint8_index(key)
         return int(key)
     return key
 

@@ -181,6 +181,29 @@ def test_a_uint8_index_tensor_is_refused_as_ambiguous() -> None:
     assert row.tolist() == [1.0, 2.0, 3.0] and row._version == 0
 
 
+@pytest.mark.parametrize("name", plugrad.testing.backends_under_test())
+def test_a_0d_uint8_index_is_refused_as_a_1d_one_is(name: str) -> None:
+    # It was read as the int it holds (row 1) where PyTorch reads it as a mask (every row,
+    # under a new axis): x[i].shape was (3,) for PyTorch's (1, 2, 3), and x[i] = 9.0 wrote
+    # row 1 only.
+    with plugrad.use_backend(name):
+        x = plugrad.arange(6.0).reshape(2, 3)
+        for index in (plugrad.tensor(1, dtype=plugrad.uint8), np.array(1, dtype=np.uint8)):
+            for key in (index, (0, index), (Ellipsis, index)):
+                with pytest.raises(plugrad.errors.DtypeError, match=r"uint8 .* index\.bool\(\)"):
+                    x[key]
+                with pytest.raises(plugrad.errors.DtypeError, match="ambiguous"):
+                    x[key] = 9.0
+                with pytest.raises(plugrad.errors.DtypeError, match="ambiguous"):
+                    x[key] = plugrad.tensor(9.0)
+        assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and x._version == 0
+        # A NumPy integer scalar is a position, whatever its dtype, as to PyTorch.
+        assert x[np.uint8(1)].tolist() == [3.0, 4.0, 5.0]
+        x[np.uint8(1)] = 9.0
+        assert x.tolist() == [[0.0, 1.0, 2.0], [9.0, 9.0, 9.0]]
+        assert x[plugrad.tensor(1, dtype=plugrad.int8)].tolist() == [9.0, 9.0, 9.0]
+
+
 def test_assigning_a_value_with_leading_axes_of_size_one_gives_its_gradient_its_shape() -> None:
     torch = pytest.importorskip("torch")
     for lib in (plugrad, torch):
