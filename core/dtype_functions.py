@@ -227,6 +227,17 @@ class iinfo_object(NamedTuple):
 _REAL_OF_COMPLEX = {"complex64": "float32", "complex128": "float64"}
 
 
+class _Bfloat16Limits:
+    """bfloat16's limits (float32's exponent, 8 bits of significand), fixed in every library:
+    the answer where the default backend has no bfloat16 and NumPy, the fallback, has none."""
+
+    bits = 16
+    eps = 2.0**-7
+    max = (2 - 2.0**-7) * 2.0**127
+    min = -max
+    smallest_normal = 2.0**-126
+
+
 def _backend_info(
     type: _dtypes.DType | Tensor, function: str, kinds: tuple[str, str], wanted: str
 ) -> tuple[_dtypes.DType, Any]:
@@ -238,6 +249,8 @@ def _backend_info(
         other = "iinfo" if function == "finfo" else "finfo"
         raise DtypeError(f"{function}() needs {wanted}, got {dtype.name}; see {other}()")
     if dtype not in device._dtype_to_native and not isinstance(type, Tensor):
+        if dtype is _dtypes.bfloat16:
+            return dtype, _Bfloat16Limits
         # A dtype's limits are the same in every library: ask NumPy's (always installed).
         device = registry.resolve_device("numpy")
     return dtype, getattr(device.xp, function)(device.native_dtype(dtype))
@@ -247,11 +260,16 @@ def finfo(type: _dtypes.DType | Tensor | None = None, /) -> finfo_object:
     """Return the machine limits of a floating-point dtype (for a complex one, of its parts);
     with none given, of the default float dtype (PyTorch's ``torch.finfo()``).
 
+    A dtype is answered by the default backend, or by NumPy where that lacks it; bfloat16,
+    which NumPy lacks too, on any setup.
+
     Examples
     --------
     >>> import plugrad
     >>> plugrad.finfo(plugrad.float32).eps
     1.1920928955078125e-07
+    >>> plugrad.finfo(plugrad.bfloat16).eps
+    0.0078125
     >>> plugrad.finfo(plugrad.complex128).dtype
     plugrad.float64
     >>> plugrad.finfo().dtype

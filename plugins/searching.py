@@ -56,6 +56,7 @@ def _masked_fill(xp: Any, x: Any, mask: Any, value: Any) -> Any:
     if hasattr(value, "dtype"):
         if value.dtype != x.dtype:
             _refuse_value_out_of_range(xp, "masked_fill", x, value)
+        if value.dtype != x.dtype and value.device == x.device:  # (where() refuses another)
             value = xp.astype(value, x.dtype)  # a float into an integer dtype: truncated
     elif isinstance(value, float) and xp.isdtype(x.dtype, "integral"):
         value = int(value)  # truncated toward zero, as PyTorch converts it

@@ -132,6 +132,42 @@ def test_bfloat16_reads_out_and_round_trips_a_file_on_the_torch_backend(tmp_path
     assert loaded.dtype is plugrad.bfloat16 and loaded.tolist() == expected.tolist()
 
 
+def _widened(lib, x):
+    return x.float() if lib is torch else x
+
+
+# Ops that ask the limits of their tensor's dtype (plugrad.finfo(x.dtype)).
+ASKING_LIMITS = {
+    "masked_fill(mask, -inf)": lambda lib, x: x.masked_fill(x > 0, float("-inf")),
+    "masked_fill(mask, 0-d tensor)": lambda lib, x: x.masked_fill(
+        x > 0, lib.tensor(2.5, device=x.device)),
+    "index_fill": lambda lib, x: x.index_fill(0, lib.tensor([0], device=x.device), 2.5),
+    "scatter(dim, index, 2.7)": lambda lib, x: x.scatter(0, lib.tensor([0], device=x.device), 2.7),
+    "nan_to_num": lambda lib, x: (x / 0).nan_to_num(),
+    # (PyTorch has no bfloat16 kernels of these three: its float32 result, rounded)
+    "special.erfcx": lambda lib, x: lib.special.erfcx(_widened(lib, x)),
+    "special.log_ndtr": lambda lib, x: lib.special.log_ndtr(_widened(lib, x)),
+    "special.ndtri": lambda lib, x: lib.special.ndtri(_widened(lib, x).abs() / 8),
+    "special.i1": lambda lib, x: lib.special.i1(x),
+    "Bernoulli(probs).logits": lambda lib, x: lib.distributions.Bernoulli(
+        probs=x.abs() / 8).logits,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ASKING_LIMITS)
+@pytest.mark.parametrize("backend", STORING)
+def test_bfloat16_tensors_off_the_default_backend_know_their_limits(backend, name) -> None:
+    # The default backend (NumPy's) has no bfloat16: finfo(bfloat16) raised a DtypeError.
+    assert plugrad.default_device().backend.name == "numpy"
+    data = [1.5, -2.25, 0.5]
+    x = plugrad.tensor(data, dtype=plugrad.bfloat16, device=backend)
+    ours = ASKING_LIMITS[name](plugrad, x)
+    theirs = ASKING_LIMITS[name](torch, torch.tensor(data, dtype=torch.bfloat16))
+    assert ours.dtype is plugrad.bfloat16 and ours.device.backend.name == backend
+    theirs = theirs.to(torch.bfloat16).float()
+    np.testing.assert_allclose(ours.float().tolist(), theirs.tolist(), rtol=2.0**-7, atol=0)
+
+
 def test_backends_without_bfloat16_refuse_it_naming_those_that_store_it() -> None:
     model = plugrad.nn.Linear(2, 2, device="numpy")
     before = model.weight.detach().clone()

@@ -42,6 +42,19 @@ def test_limits_of_a_dtype_the_default_backend_lacks() -> None:
     assert plugrad.iinfo(plugrad.uint64).max == 2**64 - 1
 
 
+def test_limits_of_bfloat16_whatever_backend_is_the_default() -> None:
+    # NumPy, the fallback for a dtype the default backend lacks, has no bfloat16: a DtypeError.
+    info = plugrad.finfo(plugrad.bfloat16)
+    largest = 3.3895313892515355e38
+    assert (info.bits, info.eps, info.max, info.min) == (16, 2.0**-7, largest, -largest)
+    assert info.smallest_normal == info.tiny == 2.0**-126
+    assert info.resolution == 0.01 and info.dtype is plugrad.bfloat16
+    torch = pytest.importorskip("torch")
+    theirs = torch.finfo(torch.bfloat16)
+    for limit in ("eps", "max", "min", "tiny", "resolution"):
+        assert getattr(info, limit) == getattr(theirs, limit), limit
+
+
 def test_finfo_without_a_dtype_is_that_of_the_default_float_dtype() -> None:
     assert plugrad.finfo().dtype == plugrad.float32 and plugrad.finfo().eps == 2.0**-23
     plugrad.set_default_dtype(plugrad.float64)
