@@ -29,6 +29,7 @@ from . import registry
 from .backend import Device
 from .creation import target_device
 from .errors import ArgumentError, DtypeError, InvalidArgumentError, SerializationError
+from .pickling import bfloat16_bits, bfloat16_from_bits
 from .random import GeneratorState
 from .tensor import Tensor, _wrap
 from .transfer import HostBytes
@@ -426,15 +427,17 @@ def _spec(safetensors: Any, tensor: Tensor, keep_alive: list[Any]) -> Any:
     name = dtype.name
     if dtype is _dtypes.complex128:
         name, shape = "float64", [*shape, 2]
-    if dtype is _dtypes.bfloat16 and interface["typestr"] == "<f4":
-        # float32 values (a host without ml_dtypes): bfloat16 is their top two bytes
-        whole = memoryview(host).tobytes()
-        half = bytearray(len(whole) // 2)
-        half[0::2], half[1::2] = whole[2::4], whole[3::4]
-        host = _host_array(HostBytes(bytes(half), "<u2", tuple(shape)))
+    takes_addresses = hasattr(safetensors, "TensorSpec")  # safetensors 0.7 takes bytes
+    if dtype is _dtypes.bfloat16 and (
+        interface["typestr"] == "<f4" or interface["strides"] is not None or not takes_addresses
+    ):
+        # ml_dtypes' bfloat16 is written from its memory where that is in C order; other
+        # layouts, and float32 values (a host without ml_dtypes), become the bits as uint16
+        # (no memoryview can describe ml_dtypes' elements).
+        host = _host_array(HostBytes(bfloat16_bits(host), "<u2", tuple(shape)))
         interface = host.__array_interface__
     size = math.prod(shape) * (8 if name == "float64" else dtype.itemsize)
-    if not hasattr(safetensors, "TensorSpec"):  # safetensors 0.7 takes bytes, not addresses
+    if not takes_addresses:
         return {"dtype": name, "shape": shape, "data": memoryview(host).tobytes()}
     if size == 0:
         address = 0
@@ -552,17 +555,11 @@ def _plugrad_dtype(
 def _tensor_from_bytes(
     buffer: Any, dtype: _dtypes.DType, shape: tuple[int, ...], target: Device
 ) -> Tensor:
+    if dtype is _dtypes.bfloat16:  # (NumPy has none)
+        return _wrap(bfloat16_from_bits(buffer, shape, target), target, False, None)
     # The host format of Backend.from_host is NumPy's; the numpy backend's namespace makes
     # a host array of the bytes, and the target backend copies it into memory of its own.
-    host_xp = registry.resolve_device("numpy").xp
-    if dtype is _dtypes.bfloat16:  # (NumPy has none): through float32, which holds it exactly
-        bits = host_xp.asarray(HostBytes(buffer, "<u2", shape))
-        widened = host_xp.astype(bits, host_xp.uint32) << 16  # its bits: float32's top half
-        host = host_xp.asarray(HostBytes(memoryview(widened).tobytes(), "<f4", shape))
-        array = target.backend.from_host(host, target.native)
-        narrowed = target.xp.astype(array, target.native_dtype(dtype))
-        return _wrap(narrowed, target, False, None)
-    host = host_xp.asarray(HostBytes(buffer, _TYPESTR[dtype.name], shape))
+    host = _host_array(HostBytes(buffer, _TYPESTR[dtype.name], shape))
     array = target.backend.from_host(host, target.native)
     return _wrap(array, target, False, None)
 

@@ -6,6 +6,7 @@ import concurrent.futures
 import multiprocessing
 import pickle
 import pickletools
+import sys
 
 import numpy as np
 import pytest
@@ -194,3 +195,39 @@ def test_an_uninitialized_lazy_model_pickles_and_its_copy_infers_its_shapes_as_t
     assert type(model[0]) is nn.LazyLinear  # the original is as it was
     no_grad = round_trip(nn.UninitializedParameter(requires_grad=False, dtype=plugrad.float64))
     assert not no_grad.requires_grad and no_grad.dtype == plugrad.float64
+
+
+def bfloat16_views(backend_name: str) -> dict[str, plugrad.Tensor]:
+    pytest.importorskip(backend_name)
+    values = [[1.5, -2.0, 3.0e38, -0.0], [float("nan"), float("inf"), -1.0e-38, 7.0]]
+    w = plugrad.asarray(values, backend=backend_name).to(plugrad.bfloat16)
+    return {"whole": w, "T": w.T, "rows": w[::2], "columns": w[:, 1:], "0-d": w[1, 2]}
+
+
+def assert_same_bfloat16(copy: plugrad.Tensor, original: plugrad.Tensor) -> None:
+    assert copy.dtype is plugrad.bfloat16 and copy.device is original.device
+    assert copy.shape == original.shape
+    widened = copy.detach().float().numpy()
+    expected = original.detach().float().numpy()
+    np.testing.assert_array_equal(widened, expected)  # (NaN where NaN)
+    np.testing.assert_array_equal(np.signbit(widened), np.signbit(expected))
+
+
+@pytest.mark.parametrize("backend_name", ["torch", "jax"])
+def test_bfloat16_tensors_and_their_views_come_back_exactly(backend_name) -> None:
+    for view in bfloat16_views(backend_name).values():
+        assert_same_bfloat16(round_trip(view), view)
+    model = nn.Linear(3, 2, device=backend_name).bfloat16()
+    copy = round_trip(model)
+    for name, parameter in model.named_parameters():
+        assert_same_bfloat16(getattr(copy, name), parameter)
+        assert getattr(copy, name).requires_grad
+
+
+def test_bfloat16_pickles_as_its_values_where_the_host_holds_them_as_float32(
+    monkeypatch,
+) -> None:
+    views = bfloat16_views("torch")
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # the host path without ml_dtypes
+    for view in views.values():
+        assert_same_bfloat16(round_trip(view), view)

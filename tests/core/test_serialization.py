@@ -7,6 +7,7 @@ import io
 import math
 import os
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -483,3 +484,25 @@ def test_save_and_load_refuse_a_text_stream_with_a_typed_error(tmp_path) -> None
     with open(tmp_path / "w.safetensors") as text:
         with pytest.raises(plugrad.errors.ArgumentError, match="'rb'"):
             plugrad.load(text)
+
+
+@pytest.mark.parametrize("backend_name", ["torch", "jax"])
+def test_bfloat16_views_in_any_layout_save_their_own_values(backend_name, monkeypatch) -> None:
+    pytest.importorskip(backend_name)
+    values = [[1.5, -2.0, 3.0e38, -0.0], [float("nan"), float("inf"), -1.0e-38, 7.0]]
+    w = plugrad.asarray(values, backend=backend_name).to(plugrad.bfloat16)
+    views = {"whole": w, "T": w.T, "rows": w[::2], "columns": w[:, 1:], "0-d": w[1, 2]}
+
+    def check() -> None:
+        buffer = io.BytesIO()
+        plugrad.save(views, buffer)
+        buffer.seek(0)
+        loaded = plugrad.load(buffer, backend=backend_name)
+        for name, view in views.items():
+            assert loaded[name].dtype is plugrad.bfloat16 and loaded[name].shape == view.shape
+            got, expected = loaded[name].float().numpy(), view.float().numpy()
+            assert got.tobytes() == np.ascontiguousarray(expected).tobytes(), name
+
+    check()
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # the host path without ml_dtypes
+    check()
