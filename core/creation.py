@@ -268,8 +268,8 @@ def _convert(
         array = _values_of_foreign_array(array, source, target, dtype)
     native_dtype = None if dtype is None else target.native_dtype(dtype)
     xp = target.xp
-    if native_dtype is not None and source is None and type(data) in (list, tuple, int):
-        _check_ints_fit(data, dtype, native_dtype, target)  # type: ignore[arg-type]
+    if native_dtype is not None and source is None and type(data) in _NUMBERS_CHECKED:
+        _check_numbers_fit(data, dtype, native_dtype, target)  # type: ignore[arg-type]
     try:
         if source is not None and source is not target:
             array = move_array(array, source, target)
@@ -284,6 +284,7 @@ def _convert(
             if dtype is None:  # (a library refusing Python objects where NumPy keeps them)
                 result = _floats_beside_large_ints(data, None, target)
         if result is None:
+            _check_int64_numbers(data, dtype, native_dtype, source, target)
             if not isinstance(data, Tensor):
                 if dtype is None and source is None and not hasattr(data, "dtype"):
                     _check_python_int_range(data, None, target)
@@ -296,6 +297,9 @@ def _convert(
                         "numbers first"
                     ) from error
             raise
+    except RuntimeError:  # PyTorch's refusal of a number int64 cannot hold
+        _check_int64_numbers(data, dtype, native_dtype, source, target)
+        raise
     if dtype is None and source is None and not hasattr(data, "dtype"):
         _check_python_int_range(data, result, target)
     if native_dtype is None and source is not target and not isinstance(data, Tensor):
@@ -352,7 +356,7 @@ def _check_python_int_range(data: Any, array: Any, target: Device) -> None:
         # that may wrap it (array-api-strict given device=: 2**63 became -2**63) is checked.
         if read is not _dtypes.int64 or target.backend.holds_host_data:
             return
-    beyond = next((n for n in _python_ints(data) if n not in _INT64_RANGE), None)
+    beyond = next((n for n in _python_numbers(data) if n not in _INT64_RANGE), None)
     if beyond is not None:
         unsigned = "dtype=plugrad.uint64 for integers up to 2**64 - 1, or " if beyond > 0 else ""
         raise ScalarRangeError(
@@ -380,29 +384,53 @@ def _check_integers_kept(data: Any, result: Any, target: Device) -> None:
         )
 
 
-def _check_ints_fit(data: Any, dtype: _dtypes.DType, native: Any, target: Device) -> None:
-    """Refuse Python integers outside the integer ``dtype`` asked for: NumPy raises, PyTorch
-    and JAX wrap them (``tensor([-1], dtype=uint8)`` would hold 255).
+#: The Python data whose numbers are checked against an integer dtype asked for.
+_NUMBERS_CHECKED = (list, tuple, int, float)
 
-    Not for int64, which holds every integer a library reads without raising: the walk
-    over the data tripled the time of ``tensor(labels, dtype=int64)`` for a long list.
+
+def _check_numbers_fit(
+    data: Any, dtype: _dtypes.DType, native: Any, target: Device, walk_int64: bool = False
+) -> None:
+    """Refuse Python numbers outside the integer ``dtype`` asked for: NumPy raises its own
+    OverflowError (naming 256 for 256.5), PyTorch and JAX wrap integers (``tensor([-1],
+    dtype=uint8)`` would hold 255). A float must lie within the range, as PyTorch requires
+    (255.5 and -0.5 do not fit uint8); NaN and infinities fit no integer dtype.
+
+    Not for int64 unless ``walk_int64``, which holds every integer a library reads without
+    raising: the walk over the data tripled the time of ``tensor(labels, dtype=int64)`` for
+    a long list.
     """
-    if dtype.kind not in ("signed integer", "unsigned integer") or dtype is _dtypes.int64:
+    if dtype.kind not in ("signed integer", "unsigned integer"):
+        return
+    if dtype is _dtypes.int64 and not walk_int64:
         return
     info = target.xp.iinfo(native)
     low, high = int(info.min), int(info.max)
-    beyond = next((n for n in _python_ints(data) if type(n) is int and not low <= n <= high), None)
+    beyond = next(
+        (n for n in _python_numbers(data)
+         if (type(n) is int or type(n) is float) and not low <= n <= high),
+        None,
+    )  # fmt: skip
     if beyond is not None:
+        what = "Python integer" if type(beyond) is int else "number"
         raise ScalarRangeError(
-            f"the Python integer {beyond} does not fit {dtype.name}, which holds {low} to "
+            f"the {what} {beyond!r} does not fit {dtype.name}, which holds {low} to "
             f"{high}; pass a dtype that holds it"
         )
 
 
-def _python_ints(data: Any) -> Iterator[int]:
+def _check_int64_numbers(
+    data: Any, dtype: _dtypes.DType | None, native: Any, source: Device | None, target: Device
+) -> None:
+    """Where the library refused Python data: the numbers checked against int64 too (1e19)."""
+    if dtype is not None and source is None and type(data) in _NUMBERS_CHECKED:
+        _check_numbers_fit(data, dtype, native, target, walk_int64=True)
+
+
+def _python_numbers(data: Any) -> Iterator[Any]:
     if type(data) is list or type(data) is tuple:
         for item in data:
-            yield from _python_ints(item)
+            yield from _python_numbers(item)
     else:
         yield data
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import warnings
 from typing import Any
 
@@ -319,7 +320,35 @@ NUMBER_WRITES = {
     "x[0] = nan into int32": ("int32", lambda lib, x: x.__setitem__(0, math.nan)),
     "tensor([-1], dtype=uint8)": ("uint8", lambda lib, x: lib.tensor([3, -1], dtype=x.dtype)),
     "tensor(300, dtype=int8)": ("int8", lambda lib, x: lib.tensor(300, dtype=lib.int8)),
+    "tensor([256.5], dtype=uint8)": ("uint8", lambda lib, x: lib.tensor([256.5], dtype=x.dtype)),
+    "tensor([-129.5], dtype=int8)": ("int8", lambda lib, x: lib.tensor([-129.5], dtype=x.dtype)),
+    "tensor([[1], [3e9]], dtype=int32)": (
+        "int32", lambda lib, x: lib.tensor([[1], [3e9]], dtype=x.dtype)),
+    "tensor(-1e19, dtype=int64)": ("int64", lambda lib, x: lib.tensor(-1e19, dtype=x.dtype)),
+    "tensor([nan], dtype=int64)": ("int64", lambda lib, x: lib.tensor([math.nan], dtype=x.dtype)),
 }  # fmt: skip
+
+
+FLOATS_BEYOND_AN_INTEGER_DTYPE = {
+    "uint8": [256.5], "int8": [-129.5], "int32": [2.5, 3e9], "int64": [[1e19]], "uint16": -0.5,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("dtype", FLOATS_BEYOND_AN_INTEGER_DTYPE)
+def test_a_float_beyond_an_integer_dtype_is_refused_naming_it(dtype: str, backend: str):
+    # NumPy raised its OverflowError naming the integer it truncated (256 for 256.5),
+    # PyTorch a RuntimeError; a float must lie within the range, as PyTorch requires.
+    data = FLOATS_BEYOND_AN_INTEGER_DTYPE[dtype]
+    with pytest.raises(RuntimeError):
+        torch.tensor(data, dtype=getattr(torch, dtype))
+    with plugrad.use_backend(backend):
+        _skip_without(dtype)
+        number = re.escape(repr(float(np.ravel(data)[-1])))
+        with pytest.raises(
+            plugrad.errors.ScalarRangeError, match=rf"number {number} does not fit {dtype}"
+        ):
+            plugrad.tensor(data, dtype=getattr(plugrad, dtype))
 
 
 @pytest.mark.parametrize("backend", backends_under_test())
