@@ -230,6 +230,34 @@ def _along_dim(
     return axis if x.ndim else 0
 
 
+def _check_fits(function: str, x: Any, index: Any, src: Any, axis: int) -> None:
+    """Refuse an ``index`` that does not fit, as PyTorch does: as many dimensions as ``src``
+    (when it is an array), no larger than ``src`` in any dimension (src is not broadcast:
+    only its leading part that index covers is read) and no larger than the tensor off
+    ``axis``. An empty index fits anything."""
+    if 0 in index.shape:
+        return
+    index_shape = tuple(index.shape)
+    expand = "src.expand(index.shape)" + (", or a number" if function == "scatter" else "")
+    if hasattr(src, "shape") and src.ndim != index.ndim:
+        raise ShapeError(
+            f"{function}(): src of shape {tuple(src.shape)} must have as many dimensions as "
+            f"index {index_shape} ({index.ndim}); src is not broadcast: give a src of "
+            f"index's shape ({expand})"
+        )
+    if any(n > k for d, (n, k) in enumerate(zip(index_shape, x.shape)) if d != axis):
+        raise ShapeError(
+            f"{function}(): index of shape {index_shape} must be no larger than the tensor "
+            f"{tuple(x.shape)} off dim {axis}; cut it to that size"
+        )
+    if hasattr(src, "shape") and any(n > m for n, m in zip(index_shape, src.shape)):
+        raise ShapeError(
+            f"{function}(): index of shape {index_shape} must be no larger than src "
+            f"{tuple(src.shape)} in any dimension: src is not broadcast, only its leading part "
+            f"that index covers is read; give a src of index's shape ({expand})"
+        )
+
+
 def _as_rows(xp: Any, *arrays: Any) -> list[Any]:
     """Arrays (not numbers) made 1-d: PyTorch's scatter family takes a 0-d tensor as one of
     one element along dim 0 (or -1)."""
@@ -258,6 +286,7 @@ def _gather(xp: Any, x: Any, dim: int, index: Any, *, sparse_grad: bool = False)
         return xp.reshape(_gather(xp, xp.reshape(x, (-1,)), 0, xp.reshape(index, (1,))), ())
     if x.ndim == 0:  # one element to pick from, as many times as index says
         return _gather(xp, xp.reshape(x, (1,)), 0, index)
+    _check_fits("gather", x, index, None, dim)
     index = check_positions(xp, "gather", index, x.shape[dim] if x.ndim else 1, dim=dim, wrap=False)
     if any(n != m for d, (n, m) in enumerate(zip(index.shape, x.shape)) if d != dim):
         # NOTE: take_along_axis broadcasts, where PyTorch reads the leading part of x.
@@ -298,6 +327,8 @@ def _scattered(xp: Any, dim: int, index: Any, src: Any) -> tuple[tuple[Any, ...]
     """The key of PyTorch's ``scatter`` along ``dim`` at ``index``, and the values it writes."""
     key = along_axis_key(xp, index, dim, tuple(index.shape), tuple(index.shape))
     if hasattr(src, "shape") and src.ndim:
+        if 0 in index.shape:  # nothing written, whatever src's shape
+            return key, xp.reshape(xp.reshape(src, (-1,))[:0], tuple(index.shape))
         # As in PyTorch, only the leading part of src that index covers is written.
         src = src[tuple(slice(0, n) for n in index.shape)]
     return key, src
@@ -322,8 +353,10 @@ def _scatter(
 ) -> Any:  # fmt: skip
     """PyTorch's ``x.scatter(dim, index, src)``: ``out[..., index[i], ...] = src[i]`` along ``dim``.
 
-    ``src`` is a tensor (its leading part of ``index``'s shape is written) or a
-    number (also given as ``value=``). Where ``index`` repeats a position, one
+    ``src`` is a tensor (its leading part of ``index``'s shape is written: ``index``
+    has its number of dimensions and is no larger in any, as in PyTorch, which does
+    not broadcast it) or a number (also given as ``value=``). Off ``dim``, ``index``
+    is no larger than the tensor. Where ``index`` repeats a position, one
     of the values written there is kept. ``reduce="add"`` or ``"multiply"``
     combines the values with the tensor's instead (``scatter_reduce`` with
     ``"sum"`` or ``"prod"``).
@@ -336,6 +369,7 @@ def _scatter(
         return xp.reshape(rows, tuple(x.shape))
     refuse_value_it_cannot_hold(xp, "scatter", x, value if src is None else src)
     _same_dtype("scatter", x, src)
+    _check_fits("scatter", x, index, src, dim)
     if reduce is not None:
         if reduce not in _SCATTER_REDUCE:
             raise ArgumentError(
@@ -359,7 +393,7 @@ def _check_scatter_positions(xp: Any, function: str, x: Any, dim: int, index: An
 def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     """PyTorch's ``x.scatter_add(dim, index, src)``: ``src`` added at ``index`` along ``dim``.
 
-    Values sent to one position add up.
+    Values sent to one position add up. ``src`` is read as :func:`scatter` reads it.
     """
     _same_dtype("scatter_add", x, src)
     if is_half(xp, x.dtype):
@@ -370,6 +404,7 @@ def _scatter_add(xp: Any, x: Any, dim: int, index: Any, src: Any) -> Any:
     dim = _along_dim("scatter_add", xp, x, dim, index)
     if _in_rows(x, index, src):
         return xp.reshape(_scatter_add(xp, *_as_rows(xp, x, 0, index, src)), tuple(x.shape))
+    _check_fits("scatter_add", x, index, src, dim)
     index = _check_scatter_positions(xp, "scatter_add", x, dim, index)
     key, values = _scattered(xp, dim, index, src)
     return x + xp.scatter_add(values, key=key, shape=tuple(x.shape))
@@ -429,16 +464,12 @@ def _check_scatter(xp: Any, x: Any, indices: Any, src: Any, axis: int, reduce: s
             f"scatter_reduce(): src has dtype {src.dtype} and the tensor {x.dtype}; they must "
             "be the same (convert src with src.to(x.dtype))"
         )
-    axis = axis % max(x.ndim, 1)
-    if not (indices.ndim == x.ndim == src.ndim) or any(
-        n > m or (d != axis and n > k)
-        for d, (n, m, k) in enumerate(zip(indices.shape, src.shape, x.shape))
-    ):
+    if indices.ndim != x.ndim:
         raise ShapeError(
-            f"scatter_reduce(): index of shape {tuple(indices.shape)} must have the dimensions "
-            f"of src {tuple(src.shape)} and of the tensor {tuple(x.shape)}, and be no larger "
-            f"than src anywhere, nor than the tensor off dim {axis}"
+            f"scatter_reduce(): index must have as many dimensions as the tensor ({x.ndim}), "
+            f"got {indices.ndim}"
         )
+    _check_fits("scatter_reduce", x, indices, src, axis % max(x.ndim, 1))
 
 
 def _scatter_along_axis(

@@ -776,6 +776,58 @@ def test_scatter_reduce_refuses_what_pytorch_refuses() -> None:
             )  # fmt: skip
 
 
+_TOO_LARGE = [
+    # index larger than src: src was broadcast (all ones, and its gradient summed)
+    lambda lib: lib.zeros(2, 3).scatter(0, lib.tensor([[0, 0, 0], [1, 1, 1]]), lib.ones(1, 3)),
+    lambda lib: lib.zeros(2, 3).scatter_(0, lib.tensor([[0, 0, 0], [1, 1, 1]]), lib.ones(1, 3)),
+    lambda lib: lib.zeros(2, 3).scatter_add(0, lib.tensor([[0, 0, 0], [1, 1, 1]]), lib.ones(1, 3)),
+    lambda lib: lib.zeros(2, 3).scatter_add_(1, lib.tensor([[0, 1, 2], [0, 0, 0]]), lib.ones(1, 1)),
+    lambda lib: lib.zeros(3).scatter(0, lib.tensor([1, 2]), lib.tensor(2.0)),
+    lambda lib: lib.zeros(2, 3).scatter(
+        0, lib.tensor([[0, 0, 0], [1, 1, 1]]), lib.ones(1, 3), reduce="add"
+    ),
+    # src of fewer dimensions than index (0-d: broadcast; 1-d: "getitem(): too many indices")
+    lambda lib: lib.zeros(3, 3).scatter_add(0, lib.tensor([[0, 1, 2]]), lib.tensor(5.0)),
+    lambda lib: lib.zeros(3, 3).scatter(0, lib.tensor([[0, 1, 2]]), lib.ones(3)),
+    # index larger than the tensor off dim ("index 3 is out of bounds for axis 1")
+    lambda lib: lib.zeros(2, 3).scatter(0, lib.tensor([[0, 0, 0, 1]]), 1.0),
+    lambda lib: lib.zeros(2, 3).scatter_(0, lib.tensor([[0, 0, 0, 1]]), lib.ones(1, 4)),
+    lambda lib: lib.zeros(2, 3).scatter_add(0, lib.tensor([[0, 0, 0, 1]]), lib.ones(1, 4)),
+    lambda lib: lib.zeros(2, 3).gather(0, lib.tensor([[0, 0, 0, 1]])),
+]
+
+
+@pytest.mark.parametrize("program", _TOO_LARGE)
+def test_scatter_and_gather_refuse_an_index_larger_than_src_or_the_tensor(program) -> None:
+    with pytest.raises((RuntimeError, IndexError)):
+        program(torch)
+    with pytest.raises(
+        plugrad.errors.ShapeError, match=r"^(scatter|gather)\w*\(\): .*(src|tensor)"
+    ):
+        program(plugrad)
+    x = plugrad.zeros(2, 3)
+    with pytest.raises(plugrad.errors.ShapeError, match=r"scatter_add_\(\)"):
+        x.scatter_add_(0, plugrad.tensor([[0, 0, 0], [1, 1, 1]]), plugrad.ones(1, 3))
+    assert x.tolist() == [[0.0] * 3] * 2 and x._version == 0
+
+
+def test_scatter_reads_the_leading_part_of_a_larger_src_and_nothing_for_an_empty_index() -> None:
+    for program, read in (
+        (lambda lib, x, src: x.scatter(0, lib.tensor([[0, 1, 2]]), src), (1, 3)),
+        (lambda lib, x, src: x.scatter_add(1, lib.tensor([[2], [0]]), src), (2, 1)),
+        (lambda lib, x, src: x.scatter(0, lib.zeros((0, 3), dtype=lib.int64), src), (0, 0)),
+        (lambda lib, x, src: x.scatter_add(0, lib.zeros((0, 5), dtype=lib.int64), src), (0, 0)),
+    ):
+        expected = program(torch, torch.zeros(3, 3), torch.arange(1.0, 13.0).reshape(4, 3))
+        src = plugrad.arange(1.0, 13.0).reshape(4, 3).requires_grad_(True)
+        out = program(plugrad, plugrad.zeros(3, 3), src)
+        assert out.tolist() == expected.tolist()
+        out.sum().backward()
+        grad = np.zeros((4, 3))
+        grad[: read[0], : read[1]] = 1.0
+        np.testing.assert_array_equal(src.grad.numpy(), grad)
+
+
 def test_hardsigmoid_is_pytorchs_up_to_its_single_precision_slope() -> None:
     # PyTorch's backward multiplies by a single-precision 1/6 in every dtype.
     values = (X - 1.4) * 3
