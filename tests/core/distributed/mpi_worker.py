@@ -692,6 +692,16 @@ def failed_pass(rank, size):
     close(x.numpy(), [size, size], "all_reduce after the failed passes")
 
 
+def _backward_failing_at_the_loss(loss):
+    """Run ``loss.backward()`` with a hook on ``loss`` that raises: before the model."""
+    loss.register_hook(lambda grad: _FailingLayer._check(grad))
+    _FailingLayer.failing = True
+    try:
+        refused(loss.backward, RuntimeError, "on purpose")
+    finally:
+        _FailingLayer.failing = False
+
+
 def _failing_before_the_model(rank, size, batch):
     """A backward raising before it reaches the model (a hook on the loss) sent nothing:
     the other ranks' pass paired with its next one, averaging two batches' gradients."""
@@ -700,12 +710,7 @@ def _failing_before_the_model(rank, size, batch):
     before = [p.grad.numpy().copy() for p in model.parameters()]
     loss = model(batch).sum()
     if rank == size - 1:
-        loss.register_hook(lambda grad: _FailingLayer._check(grad))
-        _FailingLayer.failing = True
-        try:
-            refused(loss.backward, RuntimeError, "on purpose")
-        finally:
-            _FailingLayer.failing = False
+        _backward_failing_at_the_loss(loss)
     else:
         refused(loss.backward, DistributedError, "another rank raised an error", "left as it was")
     for p, old in zip(model.parameters(), before):
@@ -790,12 +795,7 @@ def abandoned_forward(rank, size):
     with model.no_sync():
         loss = loss_fn(model(x2[mine]), y2[mine])
     if rank == size - 1:
-        loss.register_hook(lambda grad: _FailingLayer._check(grad))
-        _FailingLayer.failing = True
-        try:
-            refused(loss.backward, RuntimeError, "on purpose")
-        finally:
-            _FailingLayer.failing = False
+        _backward_failing_at_the_loss(loss)
         assert all(p.grad is None for p in model.parameters())
     else:
         loss.backward()

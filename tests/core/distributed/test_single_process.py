@@ -224,6 +224,19 @@ def test_ddp_in_a_group_of_one_buckets_during_backward_and_recovers_from_a_faile
         dist.destroy_process_group()
 
 
+def _shapes_sent(ddp):
+    """The shapes of the buffers ``ddp`` all-reduces from now on, as a list that grows."""
+    sent = []
+    original = ddp._communicator.allreduce
+
+    def allreduce(buffer, op):
+        sent.append(buffer.shape)
+        return original(buffer, op)
+
+    ddp._communicator.allreduce = allreduce
+    return sent
+
+
 def test_ddp_in_a_group_of_one_averages_only_backward_passes_through_its_armed_forwards():
     pytest.importorskip("mpi4py", reason="the mpi communication library needs mpi4py")
     nn = plugrad.nn
@@ -231,14 +244,7 @@ def test_ddp_in_a_group_of_one_averages_only_backward_passes_through_its_armed_f
     try:
         plugrad.manual_seed(0)
         ddp = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)))
-        sent = []
-        original = ddp._communicator.allreduce
-
-        def allreduce(buffer, op):
-            sent.append(buffer.shape)
-            return original(buffer, op)
-
-        ddp._communicator.allreduce = allreduce
+        sent = _shapes_sent(ddp)
         x = plugrad.ones((5, 3))
         # A forward whose backward is skipped (its loss not finite) left the model armed:
         # the next no_sync() pass averaged, kept graph or not.
@@ -297,14 +303,7 @@ def test_compiled_ddp_averages_at_every_call():
     dist.init_process_group("mpi", world_size=1, rank=0)
     try:
         ddp = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)))
-        sent = []
-        original = ddp._communicator.allreduce
-
-        def allreduce(buffer, op):
-            sent.append(buffer.shape)
-            return original(buffer, op)
-
-        ddp._communicator.allreduce = allreduce
+        sent = _shapes_sent(ddp)
         compiled = plugrad.compile(ddp)
         x = plugrad.ones((5, 3))
         with pytest.warns(plugrad.errors.CompileWarning, match="grad_fn hook"):
