@@ -853,7 +853,7 @@ def _check_fill_fits(function: str, value: int | float, dtype: _dtypes.DType, ta
         return
     if not fits:
         raise ScalarRangeError(
-            f"{function}(): the fill value {value!r} cannot be held by {dtype} without "
+            f"{function}(): the fill value {value!r} cannot be held by {dtype.name} without "
             "overflow; pass a dtype that holds it"
         )
 

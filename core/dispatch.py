@@ -1093,7 +1093,7 @@ def _check_numbers_fit(
                 continue
             dtype = device._dtype_from_native[native]
             raise ScalarRangeError(
-                f"{op.name}(): the number {value!r} is out of the range of {dtype} "
+                f"{op.name}(): the number {value!r} is out of the range of {dtype.name} "
                 f"[{low}, {high}], the dtype of the tensor it meets; convert the tensor to a "
                 "dtype that holds it (x.to(plugrad.int64), x.to(plugrad.float64)), or pass a "
                 "number in range"

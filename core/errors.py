@@ -357,7 +357,8 @@ def name_the_call(error: BaseException, called: str) -> None:
     """Make ``error``'s message name ``called`` (``"clamp_"``), the function the user called,
     where it names an op that function is made of (``clip(): ...``): in front of it, as
     ``clamp_() (in clip()): ...``; the out-of-place form of ``called`` (``clamp(): ...``)
-    is replaced by it. For a wrapper to call as it re-raises: nothing on the success path.
+    is replaced by it, as is the out-of-place form in ``div() (in floor_divide()): ...``.
+    For a wrapper to call as it re-raises: nothing on the success path.
 
     Examples
     --------
@@ -370,6 +371,11 @@ def name_the_call(error: BaseException, called: str) -> None:
     if len(error.args) != 1 or not isinstance(error.args[0], str):
         return
     message = error.args[0]
+    named_out_of_place = f"{called.removesuffix('_')}() (in "
+    if called.endswith("_") and message.startswith(named_out_of_place):
+        # div_() (in floor_divide()): the in-place form of a function already named
+        error.args = (f"{called}() (in {message.removeprefix(named_out_of_place)}",)
+        return
     inner, parenthesis, rest = message.partition("(): ")
     if not parenthesis or not inner.replace(".", "").replace("_", "").isalnum():
         return  # (no op named first)

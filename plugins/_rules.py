@@ -170,15 +170,22 @@ def is_complex(xp: Any, value: Any) -> bool:
         return result
 
 
+def dtype_name(dtype: Any) -> str:
+    """The name plugrad gives ``dtype``, a plugrad or a backend's dtype: ``float16`` for
+    ``plugrad.float16``, NumPy's ``float16`` and ``torch.float16`` alike."""
+    name = getattr(dtype, "name", None)  # plugrad's and NumPy's dtypes
+    return name if isinstance(name, str) else str(dtype).rpartition(".")[2]
+
+
 def refuse_value_it_cannot_hold(xp: Any, function: str, x: Any, value: Any) -> None:
     """Raise where writing ``value`` into ``x`` would change it without a word, as PyTorch
     refuses: a complex value into a real tensor (its imaginary part dropped), a Python number
     outside the range of ``x``'s dtype (300 into uint8 wraps to 44, 1e5 into float16 is inf)."""
     if (isinstance(value, complex) or is_complex(xp, value)) and not is_complex(xp, x):
         raise DtypeError(
-            f"{function}(): the value {value!r} is complex, but the tensor is {x.dtype}, "
-            "which would keep only its real part; make the tensor complex first "
-            "(x.to(plugrad.complex64)), or pass value.real"
+            f"{function}(): the value {value!r} is complex, but the tensor is "
+            f"{dtype_name(x.dtype)}, which would keep only its real part; make the tensor "
+            "complex first (x.to(plugrad.complex64)), or pass value.real"
         )
     kind = type(value)
     if kind is not int and kind is not float:
@@ -194,8 +201,9 @@ def refuse_value_it_cannot_hold(xp: Any, function: str, x: Any, value: Any) -> N
         return
     if not fits:
         raise ScalarRangeError(
-            f"{function}(): the number {value!r} is out of the range of {x.dtype} [{info.min}, "
-            f"{info.max}]; convert the tensor to a dtype that holds it, or write a number in range"
+            f"{function}(): the number {value!r} is out of the range of {dtype_name(x.dtype)} "
+            f"[{info.min}, {info.max}]; convert the tensor to a dtype that holds it, or write a "
+            "number in range"
         )
 
 

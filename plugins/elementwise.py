@@ -18,7 +18,14 @@ import math
 import operator
 from typing import Any
 
-from plugrad.errors import ArgumentError, DivisionByZeroError, DtypeError, InvalidArgumentError
+from plugrad.errors import (
+    ArgumentError,
+    DivisionByZeroError,
+    DtypeError,
+    InvalidArgumentError,
+    PlugradError,
+    name_the_call,
+)
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, collect_ops, op
 from plugrad.plugins._rules import (
@@ -113,7 +120,11 @@ def _div(xp: Any, x1: Any, other: Any, *, rounding_mode: str | None = None) -> A
         return xp.rounded_divide(x1, x2, rounding_mode=rounding_mode)
     _refuse_booleans(xp, "div", x1, x2)
     _refuse_integer_division_by_zero(xp, "div", x2)
-    quotient = xp.floor_divide(x1, x2)
+    try:
+        quotient = xp.floor_divide(x1, x2)
+    except PlugradError as error:
+        name_the_call(error, "div")  # (it named floor_divide, which the user did not call)
+        raise
     if rounding_mode == "floor":
         return quotient
     # Floor and truncation differ by one where the division is inexact and the signs differ.

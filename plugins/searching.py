@@ -24,6 +24,7 @@ from plugrad.plugins import _rules
 from plugrad.plugins._rules import (
     axis_query,
     device_of,
+    dtype_name,
     index_dtype,
     python_number,
     reduction_axis,
@@ -77,12 +78,13 @@ def _refuse_value_out_of_range(xp: Any, function: str, x: Any, value: Any) -> No
         flag = xp.any(xp.isfinite(value) & (xp.abs(value) > info.max))
     else:
         return
-    what = f"{function}(): a value outside the range [{info.min}, {info.max}] of {x.dtype}"
+    name = dtype_name(x.dtype)
+    what = f"{function}(): a value outside the range [{info.min}, {info.max}] of {name}"
     if _rules.any_true(flag, what, ScalarRangeError):
         nan = xp.isdtype(value.dtype, "real floating") and bool(xp.any(xp.isnan(value)))
         wider = "a floating dtype" if nan else "a wider dtype"
         raise ScalarRangeError(
-            f"{function}(): the value {value.tolist()} does not fit {x.dtype} (it holds "
+            f"{function}(): the value {value.tolist()} does not fit {name} (it holds "
             f"{info.min} to {info.max}); convert the tensor to {wider} first"
         )
 

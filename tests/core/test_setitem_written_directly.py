@@ -141,7 +141,7 @@ def test_a_real_number_beyond_a_complex_dtype_is_refused_as_in_pytorch() -> None
     z = plugrad.zeros(2, dtype=plugrad.complex64)
     with pytest.raises(ScalarRangeError, match="out of the range of complex64"):
         z[0] = 1e39
-    with pytest.raises(ScalarRangeError, match=r"out of the range of plugrad\.complex64"):
+    with pytest.raises(ScalarRangeError, match=r"out of the range of complex64"):
         z.fill_(-1e39)
     assert z.tolist() == [0j, 0j] and z._version == 0
     z[0] = 2.0**127

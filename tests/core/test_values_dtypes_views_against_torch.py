@@ -329,6 +329,47 @@ NUMBER_WRITES = {
 }  # fmt: skip
 
 
+def _mask(lib: Any, x: Any) -> Any:
+    return lib.ones(x.shape, dtype=lib.bool, device=x.device)
+
+
+# Refusals of a number beyond a dtype's range: (dtype, call, the words the message holds)
+NUMBERS_REFUSED_NAMING_THE_DTYPE = {
+    "masked_fill_": ("int64", lambda lib, x: x.masked_fill_(_mask(lib, x), 2**70), "of int64 ["),
+    "masked_fill(tensor)": (
+        "uint8", lambda lib, x: x.masked_fill(_mask(lib, x), lib.tensor(300, device=x.device)),
+        "does not fit uint8 ("),
+    "x[0] =": ("int64", lambda lib, x: x.__setitem__(0, 2**70), "of int64 ["),
+    "x[0] = into float16": ("float16", lambda lib, x: x.__setitem__(0, 1e6), "of float16 ["),
+    "scatter": ("uint8", lambda lib, x: x.scatter(0, lib.tensor([0], device=x.device), 300),
+                "of uint8 ["),
+    "where": ("uint8", lambda lib, x: lib.where(_mask(lib, x), x, 300), "of uint8 ["),
+    "full": ("uint8", lambda lib, x: lib.full((2,), 300, dtype=x.dtype, device=x.device),
+             "held by uint8 without"),
+    "div(rounding_mode=)": ("uint8", lambda lib, x: x.div(-7, rounding_mode="trunc"),
+                            "div() (in floor_divide()): the number -7"),
+    "div_(rounding_mode=)": ("uint8", lambda lib, x: x.div_(-7, rounding_mode="floor"),
+                             "div_() (in floor_divide()): the number -7"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", backends_under_test())
+@pytest.mark.parametrize("name", NUMBERS_REFUSED_NAMING_THE_DTYPE)
+def test_a_number_refused_names_the_dtype_and_the_function_as_plugrad_does(name: str, backend: str):
+    # The dtype was named three ways (plugrad.int64, int64, torch.float16: the backend's own
+    # name), and div() as floor_divide(), which the user never called.
+    dtype, call, words = NUMBERS_REFUSED_NAMING_THE_DTYPE[name]
+    with plugrad.use_backend(backend):
+        _skip_without(dtype)
+        x = plugrad.tensor([1, 0], dtype=getattr(plugrad, dtype))
+        with pytest.raises(plugrad.errors.ScalarRangeError) as caught:
+            call(plugrad, x)
+    message = str(caught.value)
+    assert words in message
+    # (plugrad.int64 only in the advice to convert: x.to(plugrad.int64))
+    assert not re.search(rf"\w\.{dtype}\b", re.sub(r"x\.to\(plugrad\.\w+\)", "", message))
+
+
 FLOATS_BEYOND_AN_INTEGER_DTYPE = {
     "uint8": [256.5], "int8": [-129.5], "int32": [2.5, 3e9], "int64": [[1e19]], "uint16": -0.5,
 }  # fmt: skip
