@@ -42,6 +42,7 @@ from plugrad.plugins._rules import (
     check_positions,
     checked_axis,
     device_of,
+    index_dtype,
     is_half,
     refuse_value_it_cannot_hold,
     require_array,
@@ -437,9 +438,14 @@ def _reduced(xp: Any, values: Any, key: Any, shape: tuple[int, ...], combine: An
 def _spread(
     xp: Any, x: Any, indices: Any, src: Any, axis: int
 ) -> tuple[tuple[Any, ...], Any, Any]:
-    """The key along ``axis``, the values of ``src`` it sends, and how many reach each position."""
+    """The key along ``axis``, the values of ``src`` it sends, and how many reach each position.
+
+    The counts are integers: complex ones have no ``count > 0`` on some backends (torch),
+    and a small integer dtype would wrap (256 values into one uint8 position count 0).
+    """
     key, values = _scattered(xp, axis, indices, src)
-    count = _reduced(xp, xp.ones_like(values), key, tuple(x.shape), operator.add)
+    ones = xp.ones(tuple(values.shape), dtype=index_dtype(xp, values), device=device_of(values))
+    count = _reduced(xp, ones, key, tuple(x.shape), operator.add)
     return key, values, count
 
 
@@ -484,7 +490,7 @@ def _scatter_along_axis(
         total = _reduced(xp, values, key, tuple(x.shape), operator.add)
         if include_self:
             total, count = x + total, count + 1
-        count = xp.where(touched, count, xp.ones_like(count))
+        count = xp.astype(xp.where(touched, count, xp.ones_like(count)), x.dtype)
         if xp.isdtype(x.dtype, ("real floating", "complex floating")):
             return xp.where(touched, total / count, x)
         return xp.where(touched, total // count, x)
@@ -558,7 +564,7 @@ def _scatter_grad_x(
     if reduce == "sum":
         return g
     if reduce == "mean":
-        return g / (count + 1)
+        return g / xp.astype(count + 1, g.dtype)
     if reduce == "prod":
         # NOTE: ans / x is the product of the others only where x is not 0; where it is,
         # the others' product is that of the non-zero values, if x is the only zero.
@@ -585,7 +591,7 @@ def _scatter_grad_src(
     if reduce == "sum":
         grad = g_at
     elif reduce == "mean":
-        grad = g_at / at(count + 1 if include_self else count)
+        grad = g_at / xp.astype(at(count + 1 if include_self else count), g_at.dtype)
     elif reduce == "prod":
         touched = count > 0
         zeros = _zeros_at(xp, values, key, x, include_self)

@@ -57,6 +57,34 @@ def test_scatter_products_of_complex_values(include_self) -> None:
     _check(lambda x, src: x.scatter(0, index, src, reduce="multiply"), (_complex(3), _complex(4)))
 
 
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod"])
+def test_scatter_reductions_of_complex_values_on_the_torch_backend(reduce, include_self) -> None:
+    # They raised DtypeError ("gt_cpu" not implemented for 'ComplexFloat'): the count of
+    # values sent to each position was complex.
+    torch = pytest.importorskip("torch")
+    values = RNG.normal(size=(2, 4)) + 1j * RNG.normal(size=(2, 4))
+    index = [[0, 2, 0, 2], [1, 1, 0, 2]]
+    expected = torch.tensor(values[0, :3]).scatter_reduce(
+        0, torch.tensor(index[0]), torch.tensor(values[1]), reduce, include_self=include_self
+    )
+    with plugrad.use_backend("torch"):
+
+        def reduced(x, src):
+            return x.scatter_reduce(0, plugrad.tensor(index[0]), src, reduce,
+                                    include_self=include_self)  # fmt: skip
+
+        x = plugrad.tensor(values[0, :3], requires_grad=True)
+        src = plugrad.tensor(values[1], requires_grad=True)
+        np.testing.assert_allclose(reduced(x, src).detach().numpy(), expected.numpy())
+        assert plugrad.autograd.gradcheck(reduced, (x, src))
+        x = plugrad.tensor(values[0], dtype=plugrad.complex64).reshape(2, 2)
+        x.scatter_reduce_(1, plugrad.tensor(index).reshape(2, 4)[:, :2] % 2,
+                          plugrad.tensor(values[1], dtype=plugrad.complex64).reshape(2, 2),
+                          reduce)  # fmt: skip
+        assert x.dtype is plugrad.complex64
+
+
 @pytest.mark.parametrize("scale", [1e-170, 1e-30, 1.0, 1e150, 1e200])
 def test_angle_and_atan2_gradients_do_not_underflow_or_overflow(scale: float) -> None:
     # |z|**2 underflowed to 0 below 1e-154, and the gradient then was 0 (PyTorch's NaN);

@@ -828,6 +828,19 @@ def test_scatter_reads_the_leading_part_of_a_larger_src_and_nothing_for_an_empty
         np.testing.assert_array_equal(src.grad.numpy(), grad)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "amax", "amin", "mean"])
+def test_scatter_reduce_of_small_integers_counts_every_value_sent(reduce: str) -> None:
+    # The count of values sent to a position was kept in the tensor's dtype: 256 uint8
+    # values into one position counted 0, and the position kept its value.
+    results = []
+    for lib in (plugrad, torch):
+        x = lib.zeros(2, dtype=lib.uint8)
+        src = lib.ones(256, dtype=lib.uint8)
+        index = lib.zeros(256, dtype=lib.int64)
+        results.append(x.scatter_reduce(0, index, src, reduce, include_self=False).tolist())
+    assert results[0] == results[1]
+
+
 def test_hardsigmoid_is_pytorchs_up_to_its_single_precision_slope() -> None:
     # PyTorch's backward multiplies by a single-precision 1/6 in every dtype.
     values = (X - 1.4) * 3
