@@ -6,8 +6,8 @@ catches ours only while code written for NumPy or the Array API standard
 (``except ValueError`` around a shape, ``except TypeError`` around a dtype) and
 code written against PyTorch (``except RuntimeError``, which PyTorch raises for
 shapes, dtypes, invalid values and singular matrices alike) both keep working:
-:class:`ShapeError`, :class:`DtypeError`, :class:`InvalidArgumentError` and
-:class:`LinAlgError` are ``RuntimeError`` too.
+:class:`ShapeError`, :class:`DtypeError`, :class:`InvalidArgumentError`,
+:class:`LinAlgError` and :class:`IndexOutOfRangeError` are ``RuntimeError`` too.
 
 A bad argument is an :class:`ArgumentError` (a ``TypeError``) when its kind is wrong
 and an :class:`InvalidArgumentError` (a ``ValueError``) when its value is, unless a
@@ -243,8 +243,13 @@ class IndexDtypeError(DtypeError, InvalidIndexError):
     """
 
 
-class IndexOutOfRangeError(InvalidIndexError):
-    """An index or class target lies outside the range it indexes."""
+class IndexOutOfRangeError(InvalidIndexError, RuntimeError):
+    """An index or class target lies outside the range it indexes.
+
+    Both an ``IndexError`` (NumPy's, the standard's and PyTorch's for ``x[10]``) and a
+    ``RuntimeError`` (PyTorch's for ``gather``, ``scatter``, ``index_select``,
+    ``narrow`` or ``kthvalue`` out of range), so code catching either keeps working.
+    """
 
 
 class MissingAttributeError(PlugradError, AttributeError):

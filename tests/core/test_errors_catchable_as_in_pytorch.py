@@ -27,6 +27,17 @@ CASES = {
     "layer norm of the wrong trailing shape": lambda t: t.nn.LayerNorm(4)(t.ones(2, 5)),
     "inverse of a singular matrix": lambda t: t.linalg.inv(t.zeros(2, 2)),
     "cholesky of a matrix not positive definite": lambda t: t.linalg.cholesky(-t.eye(2)),
+    # Indices out of range: PyTorch's RuntimeError, where plugrad's is an IndexError too
+    "gather out of range": lambda t: t.zeros(2, 3).gather(1, t.tensor([[0, 3]])),
+    "scatter out of range": lambda t: t.zeros(2, 3).scatter(1, t.tensor([[0, 3]]), 1.0),
+    "scatter_add out of range": lambda t: t.zeros(2, 3).scatter_add(
+        1, t.tensor([[0, 3]]), t.ones(1, 2)
+    ),
+    "index_select out of range": lambda t: t.zeros(2, 3).index_select(1, t.tensor([3])),
+    "index_add out of range": lambda t: t.zeros(2, 3).index_add(1, t.tensor([3]), t.ones(2, 1)),
+    "narrow out of range": lambda t: t.zeros(2, 3).narrow(1, 2, 2),
+    "kthvalue of k out of range": lambda t: t.zeros(2, 3).kthvalue(4),
+    "one_hot of a class out of range": lambda t: t.nn.functional.one_hot(t.tensor([5]), 3),
 }
 
 
@@ -48,6 +59,7 @@ def test_caught_as_a_runtime_error_as_in_pytorch(case):
         (errors.DtypeError, TypeError),
         (errors.InvalidArgumentError, ValueError),
         (errors.LinAlgError, ValueError),
+        (errors.IndexOutOfRangeError, IndexError),
     ],
 )
 def test_the_errors_stay_what_numpy_and_the_standard_raise(error, also):
