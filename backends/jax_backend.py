@@ -10,6 +10,7 @@ tensor to a new array through :meth:`JaxBackend.write`. Install with
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -222,6 +223,12 @@ class JaxBackend(Backend):
 
     def to_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(array)  # read-only on the CPU, a copy from other devices
+
+    def survives_fork(self) -> bool:
+        # JAX starts its runtime's threads with its first computation (it then warns at
+        # each os.fork() that the child will likely deadlock); imported alone, it forks well.
+        bridge = sys.modules.get("jax._src.xla_bridge")
+        return bridge is None or not getattr(bridge, "_backends", True)
 
     def synchronize(self, device: Any) -> None:
         # JAX runs a device's computations in order: waiting for a new one waits for all.

@@ -216,6 +216,18 @@ class Backend:
         """
         return None
 
+    def survives_fork(self) -> bool:
+        """Whether a child process made now by ``os.fork()`` could use the library.
+
+        A library running threads of its own (JAX's runtime, once started) cannot: the
+        child gets the locks those threads held but not the threads, and hangs on them.
+        :class:`~plugrad.utils.data.DataLoader` asks every registered backend before
+        it starts workers with the platform's default start method, ``fork``, and
+        starts them with ``spawn`` where one answers False. Asked of backends never
+        used too, so it must not start the library. Default: True.
+        """
+        return True
+
     def dlpack_device(self, device: Any) -> tuple[int, int] | None:
         """Return the DLPack ``(device_type, device_id)`` of ``device``; ``None`` if unknown.
 

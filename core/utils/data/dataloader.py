@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import concurrent.futures
+import contextlib
 import copy
 import multiprocessing
 import numbers
@@ -19,7 +20,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from ... import dtypes as _dtypes
-from ...errors import ArgumentError, DataLoaderWorkerError, InvalidArgumentError
+from ... import registry
+from ...errors import (
+    ArgumentError,
+    DataLoaderWorkerError,
+    InvalidArgumentError,
+    SerializationError,
+)
 from ...random import Generator, manual_seed, randint
 from ...tensor import Tensor
 from .dataset import IterableDataset
@@ -216,7 +223,14 @@ class DataLoader:
         and passes, and repeat from run to run after :func:`plugrad.manual_seed`.
     multiprocessing_context : str or context, optional
         How workers start (``"spawn"``, ``"fork"``, ``"forkserver"``, or a
-        :mod:`multiprocessing` context); default: the platform's.
+        :mod:`multiprocessing` context); default: the platform's, except that
+        where it is ``fork`` and a library that a forked process would hang on
+        runs in this one (JAX, once it has computed anything: see
+        :meth:`plugrad.backend.Backend.survives_fork`), workers start with
+        ``"spawn"``, as PyTorch's do on macOS. Spawned workers receive the
+        dataset, ``collate_fn`` and ``worker_init_fn`` pickled, and a
+        :class:`~plugrad.errors.SerializationError` says which cannot be;
+        ``multiprocessing_context="fork"`` forks all the same (at your own risk).
     prefetch_factor : int, optional
         Batches each worker has in hand ahead of the one being used (default
         2); only with ``num_workers > 0``, as in PyTorch.
@@ -393,7 +407,7 @@ class DataLoader:
 
     def _stream_from_workers(self, base_seed: int) -> Iterator[Any]:
         """Batches of an iterable dataset from one process per worker, taken in turn."""
-        context: Any = self.multiprocessing_context or multiprocessing
+        context, hanging = self._worker_context()
         batching = (self.batch_size, self.drop_last, self.collate_fn)
         ahead = self.prefetch_factor or 2  # (never None with workers)
         channels = [context.Queue(maxsize=ahead) for _ in range(self.num_workers)]
@@ -413,9 +427,10 @@ class DataLoader:
             )
             for worker_id, channel in enumerate(channels)
         ]
-        for worker in workers:
-            worker.start()
         try:
+            for worker in workers:
+                with _sending_to_workers(context, hanging):
+                    worker.start()
             active = list(range(self.num_workers))
             while active:
                 for worker_id in list(active):
@@ -429,6 +444,8 @@ class DataLoader:
                         yield item
         finally:
             for worker in workers:
+                if worker.pid is None:  # never started
+                    continue
                 if worker.is_alive():
                     worker.terminate()
                 worker.join()
@@ -465,7 +482,24 @@ class DataLoader:
         for indices in self.batch_sampler:
             yield self.collate_fn(_fetch(dataset, indices))
 
-    def _start_pool(self, base_seed: int) -> list[concurrent.futures.ProcessPoolExecutor]:
+    def _worker_context(self) -> tuple[Any, list[str]]:
+        """The multiprocessing context workers start with, and the backends that made it
+        ``spawn`` in place of the platform's ``fork`` (none where it was given)."""
+        if self.multiprocessing_context is not None:
+            return self.multiprocessing_context, []
+        context = multiprocessing.get_context()
+        if context.get_start_method() != "fork":
+            return context, []
+        hanging = [
+            name
+            for name in registry.backend_names()
+            if not registry.get_backend(name).survives_fork()
+        ]
+        return (multiprocessing.get_context("spawn") if hanging else context), hanging
+
+    def _start_pool(
+        self, base_seed: int, context: Any
+    ) -> list[concurrent.futures.ProcessPoolExecutor]:
         """``num_workers`` processes, each seeded and holding the dataset: one executor each,
         so that batch ``i`` is always loaded by worker ``i % num_workers``, as PyTorch's
         (random draws in the dataset then repeat from run to run)."""
@@ -473,7 +507,7 @@ class DataLoader:
         return [
             concurrent.futures.ProcessPoolExecutor(
                 1,
-                mp_context=self.multiprocessing_context,
+                mp_context=context,
                 initializer=_start_worker,
                 initargs=(
                     self.dataset,
@@ -490,8 +524,9 @@ class DataLoader:
     def _from_workers(self, base_seed: int) -> Iterator[Any]:
         """Batches loaded by ``num_workers`` processes in turn, in the sampler's order."""
         pools = self._pool
+        context, hanging = self._worker_context()
         if pools is None:
-            pools = self._start_pool(base_seed)
+            pools = self._start_pool(base_seed, context)
             if self.persistent_workers:
                 self._pool = pools
                 for pool in pools:
@@ -501,11 +536,18 @@ class DataLoader:
         pending: collections.deque[concurrent.futures.Future[Any]] = collections.deque()
         try:
             for number, job in enumerate(jobs):
-                pending.append(pools[number % len(pools)].submit(_load, job))
+                try:
+                    with _sending_to_workers(context, hanging):  # (a pool starts its worker
+                        future = pools[number % len(pools)].submit(_load, job)  # with a job)
+                except SerializationError:
+                    if self._pool is pools:  # no worker started: the next pass tries anew
+                        self._pool = None
+                    raise
+                pending.append(future)
                 if len(pending) >= self.num_workers * (self.prefetch_factor or 2):
-                    yield self._next_result(pending)
+                    yield self._next_result(pending, context)
             while pending:
-                yield self._next_result(pending)
+                yield self._next_result(pending, context)
         except DataLoaderWorkerError:
             # A worker timed out: the others' jobs are not waited for (shutting
             # down waited for a stuck worker's job, so timeout= raised only when it ended).
@@ -522,11 +564,15 @@ class DataLoader:
                 for pool in pools:
                     pool.shutdown(wait=True, cancel_futures=True)
 
-    def _next_result(self, pending: collections.deque[concurrent.futures.Future[Any]]) -> Any:
+    def _next_result(
+        self, pending: collections.deque[concurrent.futures.Future[Any]], context: Any
+    ) -> Any:
         try:
             return pending.popleft().result(timeout=self.timeout or None)
         except concurrent.futures.TimeoutError:
             raise self._timed_out() from None
+        except concurrent.futures.process.BrokenProcessPool as error:
+            raise _worker_ended(context.get_start_method()) from error
         except _WorkerFailure as failure:
             _raise_from_worker(*failure.args)
 
@@ -690,6 +736,55 @@ def _stop_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
         process.terminate()
     for process in processes:
         process.join()
+
+
+@contextlib.contextmanager
+def _sending_to_workers(context: Any, hanging: list[str]) -> Iterator[None]:
+    """Starting worker processes of ``context``: a SerializationError saying what to do
+    where what they receive cannot be pickled (``hanging``: see DataLoader._worker_context)."""
+    method = context.get_start_method()
+    try:
+        yield
+    except (pickle.PicklingError, AttributeError, TypeError) as error:
+        if method == "fork":  # (nothing is pickled to start a forked worker)
+            raise
+        raise _unpicklable(error, method, hanging) from error
+
+
+def _unpicklable(error: BaseException, method: str, hanging: list[str]) -> SerializationError:
+    if hanging:
+        why = (
+            f"DataLoader workers start with 'spawn' here, not the platform's 'fork', because "
+            f"{' and '.join(hanging)} runs threads in this process that a forked worker "
+            "would hang on; a spawned worker"
+        )
+        otherwise = (
+            "pass multiprocessing_context='fork' to fork the workers at your own risk (they "
+            "may hang)"
+        )
+    else:
+        why = f"a DataLoader worker started with {method!r}"
+        otherwise = "where the platform forks, pass multiprocessing_context='fork'"
+    return SerializationError(
+        f"{why} receives the dataset, collate_fn and worker_init_fn pickled, and one of them "
+        f"cannot be pickled ({type(error).__name__}: {error}); define their classes and "
+        f"functions at a module's top level (a worker imports them by name), or {otherwise}"
+    )
+
+
+def _worker_ended(method: str) -> DataLoaderWorkerError:
+    reason = "it was killed (out of memory, say) or ended the process itself"
+    if method != "fork":
+        # A worker that is not forked runs the main script's module first: a loader started
+        # there outside a __main__ guard ran again in it, and multiprocessing refused.
+        reason += (
+            f"; a worker started with {method!r} first imports the main script, whose code "
+            'outside an `if __name__ == "__main__":` block runs again there (its error is '
+            "printed above): put the code that iterates the loader in such a block"
+        )
+    return DataLoaderWorkerError(
+        f"a DataLoader worker process ended abruptly before sending its batch: {reason}"
+    )
 
 
 def _raise_from_worker(error: BaseException, text: str, worker_id: int) -> NoReturn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import multiprocessing
 import os
 import re
 import subprocess
@@ -355,6 +356,7 @@ def _worker_module(tmp_path, monkeypatch, name: str, source: str) -> None:
 
 WORKER_MODULE = """
 import collections
+import multiprocessing
 import os
 import time
 
@@ -933,3 +935,92 @@ def test_default_collate_stacks_torch_tensors_of_any_ndim_as_plugrad_tensors() -
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     with pytest.raises(ValueError, match="different shapes"):
         default_collate([torch.ones(2), torch.ones(3)])
+
+
+def test_workers_start_with_spawn_where_jax_runs_and_fork_would_hang():
+    # Forked after JAX had computed, a worker hung for ever on JAX's locks (JAX warned
+    # "os.fork() ... will likely lead to a deadlock"); the loader waited with it.
+    pytest.importorskip("jax")
+    if multiprocessing.get_context().get_start_method() != "fork":
+        pytest.skip("the platform's default start method does not fork")
+    script = """
+import plugrad
+from plugrad.utils.data import DataLoader, TensorDataset
+
+rows = plugrad.arange(8.0, backend="jax").reshape(4, 2) + 1  # JAX's runtime is running
+loader = DataLoader(TensorDataset(rows), batch_size=2, num_workers=2)
+batches = [batch for (batch,) in loader]
+assert all(batch.device == rows.device for batch in batches)
+assert [batch.tolist() for batch in batches] == [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]]
+print("loaded")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "loaded" in done.stdout, done.stderr
+    assert "os.fork()" not in done.stderr
+
+
+@pytest.fixture
+def numpy_would_hang_in_a_fork(monkeypatch):
+    """The numpy backend declaring, as JAX's does once it runs, that a fork would hang."""
+    if multiprocessing.get_context().get_start_method() != "fork":
+        pytest.skip("the platform's default start method does not fork")
+    numpy_backend = plugrad.registry.get_backend("numpy")
+    monkeypatch.setattr(numpy_backend, "survives_fork", lambda: False)
+
+
+def test_a_backend_that_cannot_survive_a_fork_makes_workers_spawn(numpy_would_hang_in_a_fork):
+    context, hanging = DataLoader([1, 2], num_workers=1)._worker_context()
+    assert context.get_start_method() == "spawn" and hanging == ["numpy"]
+    given = multiprocessing.get_context("fork")
+    assert DataLoader([1, 2], num_workers=1, multiprocessing_context=given)._worker_context() == (
+        given,
+        [],
+    )
+
+
+@pytest.mark.parametrize("iterable", [False, True])
+def test_a_dataset_that_spawned_workers_cannot_receive_is_refused_saying_why(
+    numpy_would_hang_in_a_fork, iterable
+):
+    class Local(IterableDataset if iterable else Dataset):  # pickles by name: cannot
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, index):
+            return index
+
+        def __iter__(self):
+            return iter(range(2))
+
+    loader = DataLoader(Local(), num_workers=1, persistent_workers=not iterable)
+    expected = r"'spawn' here.*numpy.*cannot be pickled.*Local.*multiprocessing_context='fork'"
+    for _ in range(2):  # (a persistent loader tries anew)
+        with pytest.raises(plugrad.errors.SerializationError, match=expected):
+            list(loader)
+    with pytest.raises(plugrad.errors.SerializationError, match=r"started with 'spawn' rec"):
+        list(DataLoader(Local(), num_workers=1, multiprocessing_context="spawn"))
+
+
+def test_a_map_style_worker_that_ends_abruptly_is_a_worker_error(tmp_path, monkeypatch):
+    _worker_module(
+        tmp_path,
+        monkeypatch,
+        "plugrad_loader_exiting",
+        "import os\nclass Exiting:\n    def __len__(self):\n        return 2\n"
+        "    def __getitem__(self, index):\n        os._exit(3)\n",
+    )
+    from plugrad_loader_exiting import Exiting
+
+    loader = DataLoader(Exiting(), num_workers=1, multiprocessing_context="spawn")
+    with pytest.raises(plugrad.errors.DataLoaderWorkerError, match=r"ended abruptly.*__main__"):
+        list(loader)
+
+
+def test_bfloat16_batches_come_back_from_workers():
+    pytest.importorskip("torch")
+    rows = plugrad.arange(8.0, backend="torch").reshape(4, 2).to(plugrad.bfloat16)
+    batches = [b for (b,) in DataLoader(TensorDataset(rows), batch_size=2, num_workers=1)]
+    assert all(b.dtype is plugrad.bfloat16 and b.device == rows.device for b in batches)
+    assert [b.tolist() for b in batches] == [rows[:2].tolist(), rows[2:].tolist()]
