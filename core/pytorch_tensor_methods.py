@@ -801,6 +801,12 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mo
     mode(values=tensor([1., 2.]), indices=tensor([2, 1]))
     """
     _tensor("mode", input)
+    if input.dtype.kind == "complex floating":  # (iinfo() refused it, naming itself)
+        raise DtypeError(
+            f"mode(): complex inputs are not supported ({input.dtype.name}): the mode is the "
+            "smallest of the most frequent values, and complex numbers have no order (PyTorch "
+            "refuses them too); take the mode of x.real, x.imag or abs(x) instead"
+        )
     axis = _dim("mode", dim, input.ndim)
     if input.ndim == 0:
         index = _creation.zeros((), dtype=input.device.default_int_dtype, device=input.device)

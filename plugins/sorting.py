@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugrad.errors import ArgumentError, AxisError, ShapeError, type_name
+from plugrad.errors import ArgumentError, AxisError, DtypeError, ShapeError, type_name
 from plugrad.hookspecs import hookimpl
 from plugrad.opdef import OpDef, as_int, collect_ops, op
 from plugrad.plugins._rules import (
@@ -17,7 +17,9 @@ from plugrad.plugins._rules import (
     axis_slice,
     checked_axis,
     device_of,
+    dtype_name,
     index_dtype,
+    is_complex,
     torch_axis,
     values_indices,
 )
@@ -61,6 +63,12 @@ def _topk(
 
     A named tuple ``(values, indices)``, in sorted order (also for ``sorted=False``).
     """
+    if is_complex(xp, x):
+        raise DtypeError(
+            f"topk(): complex inputs are not supported ({dtype_name(x.dtype)}): complex "
+            "numbers have no order (PyTorch refuses them too); apply topk() to x.real, x.imag "
+            "or abs(x) instead"
+        )
     if type(k) is not int:
         k = _count_k(k)
     if type(dim) is not int:  # (a NumPy integer, a 0-d integer tensor: as an int)

@@ -33,6 +33,7 @@ from plugrad.plugins._rules import (
     conj,
     count,
     device_of,
+    dtype_name,
     expand_reduced,
     half_in_float32,
     half_rule_in_float32,
@@ -183,6 +184,7 @@ def _cumulative_extremum(name: str) -> Any:
         if x.dtype == xp.bool:  # as 0 and 1 (the standard orders numbers only), then bools
             values, indices = method(xp, xp.astype(x, xp.int8), dim)
             return getattr(_return_types, name)(xp.astype(values, xp.bool), indices)
+        _refuse_complex(xp, name, x)
         y = xp.reshape(x, (1,)) if x.ndim == 0 else x
         axis = checked_axis(name, dim, y.ndim, zero_d_as_one=True)
         largest = name == "cummax"
@@ -211,6 +213,7 @@ def _cumulative_extremum(name: str) -> Any:
 
 def _select(xp: Any, x: Any, dim: Any, keepdim: bool, position: Any, name: str) -> Any:
     """The element at sorted ``position`` along ``dim``: the named tuple ``(values, indices)``."""
+    _refuse_complex(xp, name, x)
     y = xp.reshape(x, (1,)) if x.ndim == 0 else x
     axis = checked_axis(name, dim, y.ndim, zero_d_as_one=True)
     order = xp.argsort(y, axis=axis, stable=True)  # NaN sort last
@@ -221,6 +224,17 @@ def _select(xp: Any, x: Any, dim: Any, keepdim: bool, position: Any, name: str) 
     elif not keepdim:
         values, indices = xp.squeeze(values, axis=axis), xp.squeeze(indices, axis=axis)
     return getattr(_return_types, name)(values, indices)
+
+
+def _refuse_complex(xp: Any, function: str, x: Any) -> None:
+    """Refuse complex values where ``function`` orders them, naming it (the error named the
+    op it is made of: argsort, maximum)."""
+    if is_complex(xp, x):
+        raise DtypeError(
+            f"{function}(): complex inputs are not supported ({dtype_name(x.dtype)}): complex "
+            f"numbers have no order (PyTorch refuses them too); apply {function}() to x.real, "
+            "x.imag or abs(x) instead"
+        )
 
 
 def _median(name: str) -> Any:

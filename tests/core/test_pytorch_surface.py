@@ -841,6 +841,26 @@ def test_scatter_reduce_of_small_integers_counts_every_value_sent(reduce: str) -
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("mode", lambda x: x.mode()),  # named iinfo()
+        ("median", lambda x: x.median()),  # named argsort()
+        ("median", lambda x: x.median(0)),
+        ("nanmedian", lambda x: x.nanmedian(0)),
+        ("kthvalue", lambda x: x.kthvalue(1)),
+        ("topk", lambda x: x.topk(1)),
+        ("cummax", lambda x: x.cummax(0)),  # named maximum()
+        ("cummin", lambda x: x.cummin(0)),
+    ],
+)
+def test_ordering_complex_values_is_refused_naming_the_function_called(name, call) -> None:
+    with pytest.raises(RuntimeError):
+        call(torch.tensor([1 + 1j, 2.0]))
+    with pytest.raises(plugrad.errors.DtypeError, match=rf"^{name}\(\): complex .*x\.real"):
+        call(plugrad.tensor([1 + 1j, 2.0]))
+
+
 def test_hardsigmoid_is_pytorchs_up_to_its_single_precision_slope() -> None:
     # PyTorch's backward multiplies by a single-precision 1/6 in every dtype.
     values = (X - 1.4) * 3
