@@ -13,6 +13,7 @@ from typing import Any
 
 from plugrad.errors import (
     ArgumentError,
+    DtypeError,
     IndexOutOfRangeError,
     InvalidArgumentError,
     ScalarRangeError,
@@ -137,6 +138,11 @@ def _searchsorted(
         )
     if not hasattr(x2, "shape"):
         x2 = xp.asarray(x2, dtype=x1.dtype, device=device_of(x1))
+    if sorter is not None and not xp.isdtype(sorter.dtype, "integral"):
+        raise DtypeError(
+            f"searchsorted(): sorter must hold integer positions (argsort's), got "
+            f"{dtype_name(sorter.dtype)}; pass x1.argsort() or convert it with .long()"
+        )
     if sorter is not None and sorter.shape[-1:] == x1.shape[-1:] and x1.shape[-1] > 0:
         # NumPy reads an index past the end without a word (an answer from no order)
         if bool(xp.any(sorter < 0)) or bool(xp.any(sorter >= x1.shape[-1])):

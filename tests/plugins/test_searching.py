@@ -132,3 +132,13 @@ def test_searchsorted_refuses_a_0d_sorted_sequence() -> None:
     for values in (plugrad.tensor(0.5), plugrad.tensor([0.5, 1.0])):
         with pytest.raises(plugrad.errors.ShapeError, match="0-d"):
             plugrad.searchsorted(plugrad.tensor(0.5), values)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "float32"])
+def test_searchsorted_refuses_a_sorter_of_other_than_integers_as_pytorch(dtype) -> None:
+    # NumPy's bare TypeError leaked for a bool sorter ("sorter must only contain integers").
+    ordered, value = plugrad.tensor([1.0, 3.0, 2.0]), plugrad.tensor([2.5])
+    sorter = plugrad.tensor([0, 2, 1]).to(getattr(plugrad, dtype))
+    with pytest.raises(plugrad.errors.DtypeError, match=f"integer positions.*got {dtype}"):
+        plugrad.searchsorted(ordered, value, sorter=sorter)
+    assert plugrad.searchsorted(ordered, value, sorter=plugrad.tensor([0, 2, 1])).tolist() == [2]
