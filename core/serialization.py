@@ -21,6 +21,7 @@ import math
 import os
 import pickle
 import secrets
+import sys
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
@@ -86,11 +87,13 @@ def save(obj: Tensor | Mapping[str, Any], path: str | os.PathLike[str] | BinaryI
     ----------
     obj : Tensor or dict
         A tensor, or a dict (with ``str`` or ``int`` keys) whose values are
-        tensors, ``None``, bools, ints, floats, strings, generator states
-        (:func:`plugrad.get_rng_state`), or dicts, lists and tuples of those: a
-        model's state dict, an optimizer's
+        tensors, ``None``, bools, ints, floats, complex numbers, strings,
+        generator states (:func:`plugrad.get_rng_state`), or dicts, lists and
+        tuples of those: a model's state dict, an optimizer's
         :meth:`~plugrad.optim.Optimizer.state_dict`, or a checkpoint holding
-        both and the epoch.
+        both and the epoch. A NumPy scalar (``np.float32(0.5)``,
+        ``np.int64(3)``, ``np.bool_(True)``) is saved as the Python value it
+        holds (its ``.item()``) and loads as that value.
     path : str, os.PathLike or binary file object
         The file to write. A named file is written under a temporary name in the
         same folder and renamed when complete, so an error never leaves a
@@ -246,8 +249,9 @@ def load(
         If the file is not a complete safetensors file, or its plugrad
         metadata does not match its tensors.
     plugrad.errors.DtypeError
-        If a tensor's dtype has no plugrad equivalent (e.g. ``BF16``) or the
-        target backend does not support it.
+        If a tensor's dtype has no plugrad equivalent (the 8-bit floats
+        ``F8_E4M3`` and ``F8_E5M2``, say) or the target backend does not
+        support it (``BF16`` on the numpy backend).
 
     Examples
     --------
@@ -304,6 +308,16 @@ def load(
     try:
         entries = safetensors.deserialize(data)
     except safetensors.SafetensorError as exc:
+        kind = _pickled_format(data)
+        if kind is not None:
+            raise SerializationError(
+                f"{path!r} is {kind}, likely a PyTorch checkpoint of torch.save, which "
+                "plugrad.load does not read: it reads safetensors files only, and unpickles "
+                "nothing. Convert it where PyTorch is installed: for a state_dict, "
+                "safetensors.torch.save_file(torch.load(path, weights_only=True), "
+                "'model.safetensors'); plugrad.load('model.safetensors') then gives its "
+                "tensors by name, for model.load_state_dict"
+            ) from None
         raise SerializationError(
             f"{path!r} is not a readable safetensors file ({exc}); it may be truncated or in "
             "another format (plugrad.load reads only safetensors files)"
@@ -372,7 +386,16 @@ def _describe(
         return {"generator_state": [obj.backend, obj.seed, obj.state]}
     if isinstance(obj, float):
         # JSON has no infinities or NaN; repr() and float() round-trip every float exactly.
-        return {"value": obj} if math.isfinite(obj) else {"float": repr(obj)}
+        return {"value": obj} if math.isfinite(obj) else {"float": repr(float(obj))}
+    if isinstance(obj, complex):
+        return {"complex": [repr(obj.real), repr(obj.imag)]}
+    numpy = sys.modules.get("numpy")  # (a NumPy scalar exists only where NumPy is imported)
+    if numpy is not None and isinstance(obj, numpy.generic):
+        # As the Python value it holds (np.float32(0.5) -> 0.5, np.int64(3) -> 3), the
+        # value PyTorch's torch.load gives back too; one with no JSON form is refused below.
+        value = obj.item()
+        if isinstance(value, bool | int | float | complex | str):
+            return _describe(value, keys, tensors, names, open_containers)
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         # A file that runs no code cannot name the class to rebuild: it would load as a tuple.
         raise ArgumentError(
@@ -409,8 +432,9 @@ def _describe(
             open_containers.discard(id(obj))
     raise ArgumentError(
         f"cannot save {_where(keys)}, a {type(obj).__name__}: save() stores tensors, None, bool, "
-        "int, float and str, in dicts, lists and tuples; convert it (plugrad.asarray(...) for "
-        "arrays, float(...) or int(...) for scalars of other libraries)"
+        "int, float, complex, str and NumPy scalars of those, in dicts, lists and tuples; "
+        "convert it (plugrad.asarray(...) for arrays, float(...) or int(...) for scalars of "
+        "other libraries)"
     )
 
 
@@ -479,6 +503,16 @@ def _write_atomically(path: str, write: Any) -> None:
 
 
 # -- loading -------------------------------------------------------------------------------
+
+
+def _pickled_format(data: bytes) -> str | None:
+    """What ``data`` is where it starts as torch.save's files do: a zip archive (its format
+    since PyTorch 1.6) or a pickle (the format before, and of plain pickle.dump)."""
+    if data[:4] == b"PK\x03\x04":
+        return "a zip archive"
+    if data[:1] == b"\x80" and data[1:2] in {b"\x02", b"\x03", b"\x04", b"\x05"}:
+        return "a pickle"
+    return None
 
 
 def _header_metadata(data: bytes) -> dict[str, str]:
@@ -575,6 +609,9 @@ def _rebuild(node: Any, tensors: dict[str, Tensor], path: str) -> Any:
             return node["value"]
         if "float" in node:
             return float(node["float"])
+        if "complex" in node:
+            real, imag = node["complex"]
+            return complex(float(real), float(imag))
         if "dict" in node:
             return {key: _rebuild(value, tensors, path) for key, value in node["dict"]}
         if "list" in node:

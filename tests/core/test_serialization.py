@@ -6,8 +6,10 @@ from __future__ import annotations
 import io
 import math
 import os
+import pickle
 import re
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -266,6 +268,7 @@ SAVE_ERRORS = {
         "cannot save obj['model']['w'], a ndarray",
     ),
     "object leaf": ({"opt": [1, object()]}, TypeError, "obj['opt'][1], a object"),
+    "NumPy datetime": ({"t": np.datetime64("2020-01-01")}, TypeError, "obj['t'], a datetime64"),
     "tuple key": ({"m": {(1, 2): plugrad.ones(1)}}, TypeError, "obj['m'] has the key (1, 2)"),
     "float key": ({0.5: 1}, TypeError, "has the key 0.5 (float)"),
     "bool key": ({True: 1}, TypeError, "has the key True (bool)"),
@@ -506,3 +509,49 @@ def test_bfloat16_views_in_any_layout_save_their_own_values(backend_name, monkey
     check()
     monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # the host path without ml_dtypes
     check()
+
+
+def test_a_pytorch_checkpoint_is_named_as_one_with_how_to_convert_it(tmp_path) -> None:
+    # It was "not a readable safetensors file (... header too large)".
+    archive = tmp_path / "zip.pt"
+    with zipfile.ZipFile(archive, "w") as written:
+        written.writestr("archive/data.pkl", pickle.dumps({"w": [1.0]}))
+    pickled = tmp_path / "legacy.pt"
+    pickled.write_bytes(pickle.dumps({"w": [1.0]}, protocol=2))
+    files = {"a zip archive": archive, "a pickle": pickled}
+    torch = pytest.importorskip("torch")
+    torch.save({"w": torch.ones(2)}, tmp_path / "torch.pt")
+    files["a zip archive "] = tmp_path / "torch.pt"
+    torch.save({"w": torch.ones(2)}, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    files["a pickle "] = tmp_path / "old.pt"
+    for kind, path in files.items():
+        expected = rf"is {kind.strip()}, likely a PyTorch checkpoint.*safetensors.torch.save_file"
+        with pytest.raises(SerializationError, match=expected):
+            plugrad.load(path)
+    with pytest.raises(SerializationError, match="not a readable safetensors file"):
+        plugrad.load(io.BytesIO(b"neither format, nor long enough"))
+
+
+def test_numpy_scalars_and_complex_numbers_load_as_the_python_values_they_hold(on_numpy) -> None:
+    # As torch.save/torch.load keep them (np.float64, a float, was the only one taken).
+    saved = {
+        "loss": np.float32(0.1),
+        "step": np.int64(2**62 + 1),
+        "flag": np.bool_(True),
+        "byte": np.uint8(255),
+        "name": np.str_("adam"),
+        "inf": np.float64("inf"),  # (its repr was "np.float64(inf)", which did not load)
+        "phase": complex(0.0, -0.0),
+        "odd": [complex(float("nan"), float("-inf")), np.complex64(1 - 2j)],
+    }
+    buffer = io.BytesIO()
+    plugrad.save(saved, buffer)
+    buffer.seek(0)
+    loaded = plugrad.load(buffer)
+    expected = {key: value.item() if isinstance(value, np.generic) else value
+                for key, value in saved.items()}  # fmt: skip
+    expected["odd"] = [saved["odd"][0], complex(1, -2)]
+    assert repr(loaded) == repr(expected)  # (NaN and the signs of zeros compared too)
+    assert [type(value) for value in loaded.values()] == [type(v) for v in expected.values()]
+    assert math.copysign(1.0, loaded["phase"].imag) == -1.0
+    assert math.copysign(1.0, loaded["phase"].real) == 1.0
