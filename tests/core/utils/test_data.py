@@ -972,7 +972,8 @@ def numpy_would_hang_in_a_fork(monkeypatch):
 
 def test_a_backend_that_cannot_survive_a_fork_makes_workers_spawn(numpy_would_hang_in_a_fork):
     context, hanging = DataLoader([1, 2], num_workers=1)._worker_context()
-    assert context.get_start_method() == "spawn" and hanging == ["numpy"]
+    # (JAX's backend is there too once an earlier test has started JAX)
+    assert context.get_start_method() == "spawn" and "numpy" in hanging
     given = multiprocessing.get_context("fork")
     assert DataLoader([1, 2], num_workers=1, multiprocessing_context=given)._worker_context() == (
         given,
