@@ -158,16 +158,20 @@ def is_complex(xp: Any, value: Any) -> bool:
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return isinstance(value, complex)
-    key = (type(dtype), dtype)
     try:
-        return _IS_COMPLEX[key]
+        return _IS_COMPLEX[type(dtype), dtype]
     except (KeyError, TypeError):
-        result = bool(dtype == xp.complex64 or dtype == xp.complex128)
-        try:
-            _IS_COMPLEX[key] = result
-        except TypeError:  # an unhashable dtype object: no caching
-            pass
-        return result
+        return _remembered(_IS_COMPLEX, dtype, dtype == xp.complex64 or dtype == xp.complex128)
+
+
+def _remembered(cache: dict[tuple[type, Any], bool], dtype: Any, fact: Any) -> bool:
+    """``fact`` about ``dtype`` as a bool, kept in ``cache`` where the dtype object hashes."""
+    result = bool(fact)
+    try:
+        cache[type(dtype), dtype] = result
+    except TypeError:  # an unhashable dtype object: no caching
+        pass
+    return result
 
 
 def dtype_name(dtype: Any) -> str:
@@ -252,17 +256,13 @@ _IS_HALF: dict[tuple[type, Any], bool] = {}
 def is_half(xp: Any, dtype: Any) -> bool:
     """Whether ``dtype`` is ``float16`` or ``bfloat16`` (never for a backend without them):
     PyTorch accumulates both in float32."""
-    key = (type(dtype), dtype)
     try:
-        return _IS_HALF[key]
+        return _IS_HALF[type(dtype), dtype]
     except (KeyError, TypeError):
         halves = [getattr(xp, name, None) for name in ("float16", "bfloat16")]
-        result = any(half is not None and bool(dtype == half) for half in halves)
-        try:
-            _IS_HALF[key] = result
-        except TypeError:  # an unhashable dtype object: no caching
-            pass
-        return result
+        return _remembered(
+            _IS_HALF, dtype, any(half is not None and bool(dtype == half) for half in halves)
+        )
 
 
 def half_in_float32(function: Any) -> Any:
