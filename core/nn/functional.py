@@ -2255,6 +2255,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
              [10.5000, 12.5000]]])
     """
     rows, columns = _output_sizes("adaptive_avg_pool2d", input, output_size, 2)
+    if not rows or not columns:
+        return cast("Tensor", _empty_pooled(input, (rows, columns)))
     height, width = input.shape[-2:]
     if height % rows == 0 and width % columns == 0:  # equal windows side by side: one mean
         shape = (*input.shape[:-2], rows, height // rows, columns, width // columns)
@@ -4116,7 +4118,7 @@ def _conv_transpose(
         for n, s, d, k in zip(input.shape[2:], steps, dilations, kernel)
     ]
     sizes = [f - 2 * p + e for f, p, e in zip(full, pads, extras)]
-    if min(sizes) < 1:
+    if min(sizes) < 0:
         raise ShapeError(
             f"{function}(): the output would have size {tuple(sizes)} for an input of shape "
             f"{input.shape} (padding {pads}); use less padding or a larger input"
@@ -4543,6 +4545,8 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | tuple[int | None, ...]
     tensor([[[[3.5000]]]])
     """
     sizes = _output_sizes("adaptive_avg_pool3d", input, output_size, 3)
+    if not all(sizes):
+        return cast("Tensor", _empty_pooled(input, sizes))
     depth = input.shape[-3]
     planes = adaptive_avg_pool2d(_planes(input), _hw(sizes))
     planes = _ops.reshape(planes, (*input.shape[:-3], depth, *sizes[1:]))
@@ -4569,6 +4573,8 @@ def adaptive_max_pool3d(
     (tensor([[[[7.]]]]), tensor([[[[7]]]]))
     """
     sizes = _output_sizes("adaptive_max_pool3d", input, output_size, 3)
+    if not all(sizes):
+        return cast("tuple[Tensor, Tensor] | Tensor", _empty_pooled(input, sizes, return_indices))
     depth, height, width = input.shape[-3:]
     planes, flat = adaptive_max_pool2d(_planes(input), _hw(sizes), return_indices=True)
     shape = (*input.shape[:-3], depth, *sizes[1:])
@@ -4934,15 +4940,28 @@ def _output_sizes(function: str, input: Tensor, output_size: Any, nd: int) -> tu
     if len(sizes) == nd:
         sizes = tuple(n if s is None else s for s, n in zip(sizes, input.shape[-nd:]))
     if len(sizes) != nd or not all(
-        isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes
+        isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in sizes
     ):
         raise InvalidArgumentError(
-            f"{function}(): output_size must be {nd} positive int(s) (or None), got {output_size!r}"
+            f"{function}(): output_size must be {nd} non-negative int(s) (or None), got "
+            f"{output_size!r}"
         )
     if min(input.shape[-nd:]) < 1:
         spatial = ", ".join(_SPATIAL[nd])
         raise ShapeError(f"{function}(): the input {input.shape} has an empty {spatial} axis")
     return cast("tuple[int, ...]", sizes)  # checked above: ints, None replaced
+
+
+def _empty_pooled(input: Tensor, sizes: tuple[int, ...], return_indices: bool = False) -> Any:
+    """An adaptive pooling's result with an output size of 0: an empty slice of ``input``
+    shaped as the output, so its gradient is zeros of the input's shape."""
+    nd = len(sizes)
+    corner = input[(Ellipsis,) + (slice(0, 0),) * nd]
+    values = _ops.reshape(corner, (*input.shape[:-nd], *sizes))
+    if not return_indices:
+        return values
+    indices = zeros(tuple(values.shape), dtype=input.device.default_int_dtype, device=input.device)
+    return values, indices
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: int | tuple[int]) -> Tensor:
@@ -4968,6 +4987,8 @@ def _adaptive_max(input: Tensor, sizes: tuple[int, int], return_indices: bool) -
     Each axis is gathered into equal windows: a window shorter than the longest
     repeats its last element, which never wins over its first occurrence.
     """
+    if not all(sizes):
+        return _empty_pooled(input, sizes, return_indices)
     lengths = input.shape[-2:]
     spreads, widths = [], []
     for n, length in zip(sizes, lengths):

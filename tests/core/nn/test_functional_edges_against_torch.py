@@ -588,3 +588,63 @@ def test_margin_ranking_loss_gives_pytorchs_gradient_beside_a_nan():
         grads.append([a.grad.numpy(), b.grad.numpy()])
     for ours, theirs in zip(*grads):
         np.testing.assert_allclose(ours, theirs, equal_nan=True)
+
+
+_SPREAD_THIN = {"padding": 2, "dilation": 2, "groups": 3}
+
+
+@pytest.mark.parametrize(
+    ("name", "input_shape", "weight_shape", "options"),
+    [
+        ("conv_transpose1d", (2, 2, 1), (2, 3, 2), {"padding": 1}),
+        ("conv_transpose2d", (2, 3, 4, 5), (3, 2, 1, 1), _SPREAD_THIN),
+        ("conv_transpose2d", (2, 3, 4, 5), (3, 2, 3, 3), {"padding": (3, 1)}),
+        ("conv_transpose3d", (2, 3, 4, 4, 5), (3, 2, 1, 1, 1), _SPREAD_THIN),
+        ("conv_transpose3d", (2, 3, 4, 4, 5), (3, 2, 1, 1, 1), {"padding": (2, 1, 1)}),
+    ],
+)
+def test_transposed_convolutions_padded_to_an_empty_output_give_it(
+    name, input_shape, weight_shape, options
+):
+    # Refused ("the output would have size (0, 1)") where PyTorch returns the empty result.
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(input_shape), rng.standard_normal(weight_shape)
+    b = rng.standard_normal(weight_shape[1] * options.get("groups", 1))
+    ours = [plugrad.asarray(a, requires_grad=True) for a in (x, w, b)]
+    # (PyTorch's float32 kernels; its float64 ones and a batch of one refuse an empty output)
+    theirs = getattr(TF, name)(*(torch.tensor(a, dtype=torch.float32) for a in (x, w, b)),
+                               **options)  # fmt: skip
+    out = getattr(F, name)(*ours, **options)
+    assert out.shape == tuple(theirs.shape) and 0 in out.shape
+    (out * 2.0).sum().backward()
+    for tensor in ours:
+        assert tensor.grad.shape == tensor.shape and not tensor.grad.numpy().any()
+    with pytest.raises(ShapeError, match="the output would have size"):
+        getattr(F, name)(ours[0], ours[1], padding=5)
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "size"),
+    [
+        ("adaptive_avg_pool1d", (2, 3, 4), 0),
+        ("adaptive_max_pool1d", (3, 4), 0),
+        ("adaptive_avg_pool2d", (2, 3, 4, 5), (0, 2)),
+        ("adaptive_avg_pool2d", (3, 4, 5), (None, 0)),
+        ("adaptive_max_pool2d", (2, 3, 4, 5), (0, 7)),
+        ("adaptive_avg_pool3d", (2, 3, 4, 4, 5), (1, 0, 2)),
+        ("adaptive_max_pool3d", (3, 4, 4, 5), (0, 0, 0)),
+    ],
+)
+def test_adaptive_pools_to_an_output_size_of_zero_give_an_empty_result(name, shape, size):
+    # Refused ("output_size must be 2 positive int(s)") where PyTorch returns the empty result.
+    x = plugrad.asarray(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+    theirs = getattr(TF, name)(torch.zeros(shape), size)
+    out = getattr(F, name)(x, size)
+    assert out.shape == tuple(theirs.shape) and out.dtype == x.dtype
+    (out * 2.0).sum().backward()  # (PyTorch's backward refuses the empty gradient)
+    assert x.grad.shape == x.shape and not x.grad.numpy().any()
+    if "max" in name:
+        values, indices = getattr(F, name)(x, size, return_indices=True)
+        their_indices = getattr(TF, name)(torch.zeros(shape), size, return_indices=True)[1]
+        assert indices.shape == tuple(their_indices.shape) == values.shape
+        assert indices.dtype == plugrad.int64
