@@ -19,7 +19,7 @@ from .creation import (
     target_device,
     with_creation_options,
 )
-from .errors import InvalidArgumentError
+from .errors import DtypeError, InvalidArgumentError
 from .inplace import takes_out
 from .tensor import Tensor
 
@@ -40,6 +40,12 @@ def _frequency_function(kind: str, summary: str, example: str) -> Callable[..., 
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise InvalidArgumentError(
                 f"{kind}() takes the number of samples n as an int >= 0, got {n!r}"
+            )
+        if dtype is not None and dtype.kind not in ("real floating", "complex floating"):
+            # Frequencies are fractions: an integer dtype truncated them (fftfreq(5) -> zeros).
+            raise DtypeError(
+                f"{kind}() makes frequencies, fractions of the sample rate: give a floating or "
+                f"complex dtype, got {dtype.name} (leave dtype out for the default float)"
             )
         target = target_device(device, backend)
         native = target.native_dtype(dtype or _dtypes.default_float_dtype)

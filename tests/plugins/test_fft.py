@@ -306,3 +306,15 @@ def test_an_empty_batch_transforms_to_an_empty_result_with_its_gradient(
         assert tuple(y.shape) == (0, out_length)
         (y.real if y.dtype.kind == "complex floating" else y).sum().backward()
         assert tuple(x.grad.shape) == (0, 5)
+
+
+@pytest.mark.parametrize("kind", ["fftfreq", "rfftfreq"])
+def test_frequencies_in_an_integer_dtype_are_refused_as_pytorch_refuses_them(kind) -> None:
+    # fftfreq(5, dtype=int64) gave [0, 0, 0, 0, 0]: the fractions truncated.
+    function = getattr(plugrad.fft, kind)
+    for dtype in (plugrad.int64, plugrad.int32, plugrad.uint8, plugrad.bool):
+        with pytest.raises(
+            plugrad.errors.DtypeError, match=f"floating or complex dtype, got {dtype.name}"
+        ):
+            function(5, 0.1, dtype=dtype)
+    assert function(5, dtype=plugrad.float64).dtype == plugrad.float64
