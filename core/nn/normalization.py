@@ -203,24 +203,31 @@ class _BatchNorm(_NormBase):
                 f"input of shape {input.shape}"
             )
 
-    def _count_batch(self) -> float:
-        """Count a training batch; return the momentum the running statistics move by."""
-        momentum = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+    def _counts_batches(self) -> bool:
+        return self.training and self.track_running_stats and self.num_batches_tracked is not None
+
+    def _batch_momentum(self) -> float:
+        """The momentum this batch moves the running statistics by; the batch is counted
+        by :meth:`_count_batch` once it has been normalized, so a failing call counts none."""
+        if self.momentum is not None:
+            return self.momentum
+        if self._counts_batches():  # the plain average of every batch so far, this one too
+            return 1.0 / (int(self.num_batches_tracked) + 1)
+        return 0.0
+
+    def _count_batch(self) -> None:
+        if self._counts_batches():
             with no_grad():
                 self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # the plain average of every batch so far
-                momentum = 1.0 / int(self.num_batches_tracked)
-        return momentum
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input(input)
-        momentum = self._count_batch()
+        momentum = self._batch_momentum()
         # As PyTorch's: what the buffers are decides, not the flag (set False after the
         # layer was made, the running statistics stay and still normalize in eval mode).
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         running = not self.training or self.track_running_stats
-        return F.batch_norm(
+        out = F.batch_norm(
             input,
             self.running_mean if running else None,
             self.running_var if running else None,
@@ -230,6 +237,8 @@ class _BatchNorm(_NormBase):
             momentum,
             self.eps,
         )
+        self._count_batch()
+        return out
 
     def extra_repr(self) -> str:
         return (
@@ -379,10 +388,11 @@ class SyncBatchNorm(_BatchNorm):
         mean = self.running_mean if running else None
         var = self.running_var if running else None
         _check_sync_arguments(input, self.weight, self.bias, mean, var, self.eps)
-        momentum = self._count_batch()
-        return _SyncBatchNormFunction.apply(
-            input, self.weight, self.bias, mean, var, float(self.eps), momentum
+        out = _SyncBatchNormFunction.apply(
+            input, self.weight, self.bias, mean, var, float(self.eps), self._batch_momentum()
         )
+        self._count_batch()
+        return out
 
     @classmethod
     def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:

@@ -324,6 +324,33 @@ def test_sync_batch_norm_is_made_and_printed_as_pytorchs() -> None:
     assert nn.modules.batchnorm.SyncBatchNorm is nn.SyncBatchNorm
 
 
+@pytest.mark.parametrize("layer", ["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"])
+def test_a_refused_batch_leaves_the_running_average_as_it_was(layer: str) -> None:
+    # With momentum=None the count moved before F.batch_norm refused the batch (one value
+    # per channel, another dtype): the next batches then weighed less than their share.
+    norm = getattr(nn, layer)(2, momentum=None)
+    theirs = getattr(torch.nn, layer)(2, momentum=None)
+    rng = np.random.default_rng(0)
+    extra = (1, 1) if layer == "BatchNorm2d" else ()
+    for _ in range(3):
+        batch = rng.standard_normal((4, 2, *extra)).astype(np.float32)
+        norm(plugrad.asarray(batch))
+        theirs(torch.tensor(batch))
+        before = [b.numpy().copy() for b in norm.buffers()]
+        for refused, error in (
+            (plugrad.ones(1, 2, *extra), plugrad.errors.ShapeError),
+            (plugrad.ones(4, 2, *extra, dtype=plugrad.float64), plugrad.errors.DtypeError),
+        ):
+            with pytest.raises(error):
+                norm(refused)
+            for was, buffer in zip(before, norm.buffers()):
+                np.testing.assert_array_equal(buffer.numpy(), was)
+    assert int(norm.num_batches_tracked) == 3
+    for name in ("running_mean", "running_var"):
+        ours, expected = getattr(norm, name).numpy(), getattr(theirs, name).detach().numpy()
+        np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_sync_batch_norm_refuses_what_batch_norm_refuses() -> None:
     norm = nn.SyncBatchNorm(3)
     with pytest.raises(plugrad.errors.ShapeError, match=r"at least 2-d, got shape \(3,\)"):
