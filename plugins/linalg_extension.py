@@ -18,8 +18,17 @@ inputs, documented in each docstring:
   near 1e13. Where it reads both (a matrix function ``V @ diag(f(L)) @ V.mT``,
   a reconstruction ``U @ diag(S) @ Vh``) the limit depends on ``f'``, which
   backward cannot know, and where it reads one vector of a repeated value (not
-  their span) there is no derivative: those entries are ``nan``. ``svd`` drops
-  terms divided by a zero singular value.
+  their span) there is no derivative: those entries are ``nan``.
+- ``svd`` at an exactly zero singular value: ``U @ diag(S) @ Vh`` multiplies its
+  vectors by 0, so a loss of the reconstruction hands backward the same numbers as a
+  loss of ``S`` alone, yet their gradients differ in the terms that are 0 / 0 -- those
+  pairing two zero values, and for complex or non-square input also a single zero
+  value's own. Where the loss reads such a value or its vectors, the gradient is
+  ``nan`` (as PyTorch's); where it reads neither (``U[:, :k] @ diag(S[:k]) @ Vh[:k]``
+  of the nonzero values), it is exact. A real square matrix with one zero value keeps
+  the exact gradient. For a function of the singular values alone there, use
+  ``svdvals`` or ``matrix_norm``, whose gradient is ``U @ diag(g) @ Vh`` (PyTorch's
+  subgradient, finite).
 - ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of
   ``U`` (rows of ``Vh``) are not determined by the input, so their gradients
   are ignored (as in PyTorch).
@@ -511,11 +520,14 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
         xp, (uhgu + vhgv) / 2, column - row, s, grad_s, vectors_used, scale
     )  # Repeated singular values (and the diagonal) make gaps 0 (see _over_gaps).
     sums = column + row
-    # Two zero singular values: their vectors are free, and the term is dropped. The
-    # diagonal's (a turn of the phases) comes below, for complex input.
+    # Two zero singular values: 0 / 0, which _nan_where_zero_values_hide_the_loss settles.
+    # The diagonal's (a turn of the phases) comes below, for complex input.
     dropped = xp.logical_or(sums == 0, xp.eye(k, dtype=xp.bool, device=device_of(s)))
     grad_a = grad_a + xp.where(dropped, 0.0, (uhgu - vhgv) / (2 * safe_where_zero(xp, sums)))
     grad_a = grad_a + _diag_embed(xp, grad_s)
+    grad_a = _nan_where_zero_values_hide_the_loss(
+        xp, grad_a, s, grad_s, vectors_used, every_pair=is_complex(xp, u) or rows != cols
+    )
     safe_s = safe_where_zero(xp, s)
     if is_complex(xp, u):
         # Turning the phases of u_i and v_i together leaves x: the loss must not change.
@@ -537,6 +549,35 @@ def _svd_grad(xp: Any, g: Any, ans: Any, x: Any, *, full_matrices: bool) -> Any:
         grad_a = grad_a + scaled - xp.matmul(xp.matmul(scaled, _mH(xp, vh)), vh)
         return xp.matmul(u, grad_a)
     return xp.matmul(xp.matmul(u, grad_a), vh)
+
+
+def _nan_where_zero_values_hide_the_loss(
+    xp: Any, grad_a: Any, s: Any, grad_s: Any, vectors_used: Any, *, every_pair: bool
+) -> Any:
+    """``grad_a`` (in the singular bases) with nan where an exact zero singular value makes
+    the gradient 0 / 0 and the loss may reach it.
+
+    ``U @ diag(S) @ Vh`` multiplies the vectors of a zero value by 0, so their incoming
+    gradients are 0 whether or not the loss reads them: a loss of ``S`` alone and one of
+    the reconstruction hand backward the same numbers, and their gradients differ (the
+    reconstruction's reads the 0 / 0 terms). Those terms pair two zero values, and, for
+    complex or non-square input, also sit on a zero value's own diagonal (its phase, and
+    the directions outside the thin bases). Where the loss reads such a value or its
+    vectors they are nan, as PyTorch's; where it reads neither, 0. Values that are only
+    near 0 leave the vectors' gradients nonzero, and ``_over_gaps`` tells the losses apart.
+    """
+    zero = s == 0
+    read = xp.logical_and(zero, xp.logical_or(grad_s != 0, vectors_used))
+    unknown = xp.logical_or(
+        xp.logical_and(xp.expand_dims(read, axis=-1), xp.expand_dims(zero, axis=-2)),
+        xp.logical_and(xp.expand_dims(zero, axis=-1), xp.expand_dims(read, axis=-2)),
+    )
+    if not every_pair:  # a real square matrix: the diagonal's grad_s is exact at 0
+        k = s.shape[-1]
+        unknown = xp.logical_and(
+            unknown, xp.logical_not(xp.eye(k, dtype=xp.bool, device=device_of(s)))
+        )
+    return xp.where(unknown, math.nan, grad_a)
 
 
 def _check_svd_driver(function: str, driver: Any) -> None:

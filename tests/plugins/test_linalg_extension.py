@@ -546,6 +546,82 @@ def test_svd_of_a_rank_deficient_matrix_has_finite_singular_value_gradients() ->
     np.testing.assert_allclose(a.grad.numpy(), u @ vh, atol=1e-12)
 
 
+ZERO_SINGULAR_VALUES = {
+    "zero": np.zeros((3, 3)),
+    "diag(1, 0, 0)": np.diag([1.0, 0.0, 0.0]),
+    "rank 1, 4x3": np.outer([1.0, 0.0, 2.0, 0.0], [0.0, 3.0, 0.0]),
+    "tall, one zero": np.eye(4, 3) @ np.diag([2.0, 1.0, 0.0]),
+    "wide, one zero": np.diag([2.0, 1.0, 0.0]) @ np.eye(3, 4),
+    "complex, one zero": np.diag([2.0, 1.0, 0.0]) * (1 + 1j),
+    "complex zero": np.zeros((3, 3), dtype=complex),
+}
+
+
+@pytest.mark.parametrize("matrix", ZERO_SINGULAR_VALUES.values(), ids=ZERO_SINGULAR_VALUES.keys())
+def test_svd_reconstruction_at_exactly_zero_singular_values_is_nan_not_a_wrong_gradient(matrix):
+    # U S Vh is the input, so its true gradient is the weights; S = 0 multiplies the vectors
+    # away, and the 0 / 0 terms were dropped: the zero matrix's gradient was diag(weights),
+    # diag(1, 0, 0)'s lost entries (1, 2) and (2, 1). PyTorch's is nan too.
+    weights = np.random.default_rng(5).normal(size=matrix.shape).astype(matrix.dtype)
+    x = plugrad.tensor(matrix, requires_grad=True)
+    u, s, vh = L.svd(x, full_matrices=False)
+    reconstruction = (u * plugrad.astype(s, u.dtype)) @ vh
+    plugrad.real(reconstruction * plugrad.tensor(weights)).sum().backward()
+    assert np.isnan(x.grad.numpy()).all()
+
+
+def test_svd_reconstruction_at_a_zero_singular_value_is_nan_only_in_its_own_matrix() -> None:
+    weights = np.random.default_rng(6).normal(size=(2, 3, 3))
+    x = plugrad.tensor(np.stack([np.diag([1.0, 0.0, 0.0]), np.diag([3.0, 2.0, 1.0])]))
+    x.requires_grad_()
+    u, s, vh = L.svd(x)
+    ((u * s[..., None, :]) @ vh * plugrad.tensor(weights)).sum().backward()
+    assert np.isnan(x.grad.numpy()[0]).all()
+    np.testing.assert_allclose(x.grad.numpy()[1], weights[1], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [np.diag([1.0, 0.0, 0.0]), np.outer([1.0, 0.0, 2.0, 0.0], [0.0, 3.0, 0.0])],
+    ids=["diag(1, 0, 0)", "rank 1, 4x3"],
+)
+def test_svd_losses_away_from_zero_singular_values_keep_their_exact_gradient(matrix) -> None:
+    # The best rank-1 approximation and the largest singular value read no zero value: the
+    # pairs of zero values have nothing to divide, and the gradient is exact there.
+    def best_rank_one(a: np.ndarray) -> float:
+        u, s, vh = np.linalg.svd(a)
+        return float(np.sum(s[0] * np.outer(u[:, 0], vh[0]) * weights))
+
+    weights = np.random.default_rng(7).normal(size=matrix.shape)
+    x = plugrad.tensor(matrix, requires_grad=True)
+    u, s, vh = L.svd(x, full_matrices=False)
+    ((u[:, :1] * s[:1]) @ vh[:1] * plugrad.tensor(weights)).sum().backward()
+    expected = _finite_difference(best_rank_one, matrix)
+    np.testing.assert_allclose(x.grad.numpy(), expected, atol=1e-6)
+    x = plugrad.tensor(matrix, requires_grad=True)
+    L.svd(x).S[0].backward()
+    largest = _finite_difference(lambda a: float(np.linalg.svd(a)[1][0]), matrix)
+    np.testing.assert_allclose(x.grad.numpy(), largest, atol=1e-6)
+
+
+def test_svd_reconstruction_at_one_zero_singular_value_of_a_real_square_matrix_is_exact():
+    weights = np.random.default_rng(8).normal(size=(3, 3))
+    x = plugrad.tensor(np.diag([2.0, 1.0, 0.0]), requires_grad=True)
+    u, s, vh = L.svd(x)
+    ((u * s) @ vh * plugrad.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), weights, atol=1e-12)
+
+
+def test_functions_of_singular_values_alone_stay_finite_at_the_zero_matrix() -> None:
+    # svdvals and the nuclear norm: PyTorch's subgradient U @ diag(g) @ Vh.
+    x = plugrad.tensor(np.zeros((3, 3)), requires_grad=True)
+    (L.svdvals(x).sum() + L.matrix_norm(x, ord="nuc") + L.matrix_norm(x, ord=2)).backward()
+    assert np.isfinite(x.grad.numpy()).all()
+    x = plugrad.tensor(np.diag([1.0, 0.0, 0.0]), requires_grad=True)
+    L.pinv(x).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
 def test_qr_complete_of_a_tall_matrix_is_not_differentiable() -> None:
     a = plugrad.tensor(np.ones((3, 2)) + np.eye(3, 2), requires_grad=True)
     q, r = L.qr(a, mode="complete")
