@@ -704,12 +704,35 @@ eigvals = op("eigvals(x, /)", vjp=_eigvals_grad, namespace="linalg", promotion="
              doc="Eigenvalues of a general square matrix, as a complex tensor.")
 
 
+def _pinv(xp: Any, x: Any, /, *, rtol: Any = None) -> Any:
+    return xp.linalg.pinv(_stretched_to_tolerances(xp, x, rtol), rtol=rtol)
+
+
+def _stretched_to_tolerances(xp: Any, x: Any, rtol: Any) -> Any:
+    """``x`` broadcast to as many matrices as ``rtol`` has tolerances (PyTorch's ``pinv``
+    of ``(2, 3, 3)`` with an ``atol`` of shape ``(2, 1)`` is ``(2, 2, 3, 3)``)."""
+    if not getattr(rtol, "ndim", 0):
+        return x
+    batch = broadcast_shapes(tuple(x.shape[:-2]), tuple(rtol.shape))
+    if batch == tuple(x.shape[:-2]):
+        return x
+    return xp.broadcast_to(x, (*batch, *x.shape[-2:]))
+
+
 def _pinv_grad(xp: Any, g: Any, ans: Any, x: Any, *, rtol: Any) -> Any:
     if rtol is None:
         # The default tolerance cuts only singular values that are 0 up to rounding: the
         # rank is locally constant and ``x`` is its own truncation.
         return _constant_rank_pinv_grad(xp, g, ans, x)
-    return _truncated_pinv_grad(xp, g, ans, x, rtol)
+    stretched = _stretched_to_tolerances(xp, x, rtol)
+    grad = _truncated_pinv_grad(xp, g, ans, stretched, rtol)
+    if stretched is x:
+        return grad
+    # Summed back over the matrices that broadcasting added or stretched.
+    added = grad.ndim - x.ndim
+    ones = [added + i for i, n in enumerate(x.shape[:-2]) if n != grad.shape[added + i]]
+    grad = xp.sum(grad, axis=(*range(added), *ones), keepdims=True)
+    return xp.reshape(grad, x.shape)
 
 
 def _constant_rank_pinv_grad(xp: Any, g: Any, ans: Any, x: Any) -> Any:
@@ -813,7 +836,9 @@ def _torch_pinv(
 ) -> Any:  # fmt: skip
     """PyTorch's ``linalg.pinv(A, *, atol=None, rtol=None, hermitian=False)``: singular values
     (eigenvalues, for ``hermitian``) at or below ``max(atol, rtol * largest)`` count as 0.
-    Its older ``pinv(A, rcond, hermitian)`` too: ``rcond`` is ``rtol``.
+    Its older ``pinv(A, rcond, hermitian)`` too: ``rcond`` is ``rtol``. Tolerances broadcast
+    with the stack of matrices: ``A`` of shape ``(2, 3, 3)`` with an ``atol`` of shape
+    ``(2, 1)`` gives ``(2, 2, 3, 3)``, and ``A``'s gradient sums over the copies.
 
     Computed by the standard's ``pinv`` with the cut as a tolerance relative to the
     largest singular value, so that its gradient is that of the truncation (exact where a
@@ -833,7 +858,7 @@ def _torch_pinv(
     return xp.linalg.pinv(A, rtol=relative)
 
 
-pinv = op("pinv(x, /, *, rtol=None)", vjp=_pinv_grad, namespace="linalg", promotion="float",
+pinv = op("pinv", _pinv, inputs=("x",), vjp=_pinv_grad, namespace="linalg", promotion="float",
           array_params=("rtol",), torch_function=one_array(_torch_pinv),
           doc="Moore-Penrose pseudo-inverse; singular values below ``rtol * largest`` count as 0.")
 

@@ -830,6 +830,35 @@ def test_pinv_with_a_tolerance_differentiates_twice(kwargs: dict) -> None:
     assert plugrad.autograd.gradgradcheck(function, (x,), atol=1e-6, rtol=1e-5)
 
 
+PINV_WIDER_TOLERANCES = [
+    # (A's shape, the tolerance's shape, its keyword, the result's shape, PyTorch's)
+    ((2, 3, 3), (2, 1), "atol", (2, 2, 3, 3)),
+    ((4, 4), (1,), "atol", (1, 4, 4)),
+    ((2, 1, 3, 3), (3,), "rtol", (2, 3, 3, 3)),
+    ((3, 4), (5,), "rtol", (5, 4, 3)),
+]
+
+
+@pytest.mark.parametrize(("shape", "tolerance_shape", "keyword", "result"), PINV_WIDER_TOLERANCES)
+def test_pinv_broadcasts_a_matrix_against_more_tolerances(shape, tolerance_shape, keyword, result):
+    # As PyTorch's: one pseudo-inverse per tolerance, the gradient summed back to A's shape.
+    # NumPy refused it in forward (ShapeError); torch computed it, and its backward blamed
+    # the op ("a gradient of shape (1, 4, 4), but the input has shape (4, 4)").
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal(shape)
+    tolerances = plugrad.tensor(np.abs(rng.standard_normal(tolerance_shape)) * 0.5)
+
+    def function(x):
+        return plugrad.linalg.pinv(x, **{keyword: tolerances})
+
+    x = plugrad.tensor(a, requires_grad=True)
+    assert tuple(function(x).shape) == result
+    stretched = plugrad.broadcast_to(plugrad.tensor(a), (*result[:-2], *shape[-2:]))
+    np.testing.assert_allclose(function(x).detach().numpy(), function(stretched).numpy())
+    assert plugrad.autograd.gradcheck(function, (x,), atol=1e-6, rtol=1e-5)
+    assert plugrad.autograd.gradgradcheck(function, (x,), atol=1e-6, rtol=1e-5)
+
+
 @pytest.mark.parametrize(
     "kwargs", [{"atol": 0.1}, {"rtol": 0.1}, {"hermitian": True}, {"hermitian": True, "atol": 0.1}]
 )
