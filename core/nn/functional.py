@@ -5894,36 +5894,7 @@ def _antialiased(
     stretched by the shrinking factor, its weights summing to one."""
     if out == size:
         return x  # as PyTorch's: an axis that keeps its length is not resampled (scale 1.1)
-    if align_corners:
-        step = (size - 1) / (out - 1) if out > 1 else 0.0
-    else:
-        step = 1.0 / scale if scale is not None and scale > 0 else size / out
-    if mode == "bilinear":
-        reach = 1.0
-
-        def kernel(t: float) -> float:
-            return max(0.0, 1.0 - abs(t))
-    else:
-        reach = 2.0
-
-        def kernel(t: float) -> float:  # Keys' cubic with a = -0.5
-            t = abs(t)
-            if t < 1:
-                return (1.5 * t - 2.5) * t * t + 1
-            return ((-0.5 * t + 2.5) * t - 4) * t + 2 if t < 2 else 0.0
-
-    stretch = max(step, 1.0)
-    support = reach * stretch
-    spans, rows = [], []
-    for i in range(out):
-        center = step * (i + 0.5)
-        # (int() truncates toward zero, as PyTorch's cast of the bounds)
-        first = max(int(center - support + 0.5), 0)
-        last = min(int(center + support + 0.5), size)
-        row = [kernel((j - center + 0.5) / stretch) for j in range(first, last)]
-        total = sum(row)
-        spans.append(first)
-        rows.append([w / total for w in row] if total else row)
+    spans, rows = _antialias_rows(size, out, scale, align_corners, mode)
     # Each output element is a weighted sum of the few input elements under its filter:
     # gathered (taps per output, the last repeated and weighted 0 where a filter is
     # narrower) and summed, differentiable in x. (A dense (out, size) weight matrix cost
@@ -5936,6 +5907,125 @@ def _antialiased(
     trailing = (1,) * (x.ndim - axis - 1)
     weight = _ops.reshape(asarray(weights, dtype=x.dtype, device=x.device), (out, taps, *trailing))
     return _ops.sum(picked * weight, axis=axis + 1)
+
+
+def _keys_cubic(a: float) -> Callable[[float], float]:
+    """Keys' cubic convolution kernel with parameter ``a``, in double precision."""
+
+    def kernel(t: float) -> float:
+        t = abs(t)
+        if t < 1:
+            return ((a + 2) * t - (a + 3)) * t * t + 1
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a if t < 2 else 0.0
+
+    return kernel
+
+
+def _triangle(t: float) -> float:
+    return max(0.0, 1.0 - abs(t))
+
+
+def _antialias_rows(
+    size: int, out: int, scale: float | None, align_corners: bool, mode: str
+) -> tuple[list[int], list[list[float]]]:
+    """PyTorch's antialiasing filter for each of ``out`` elements over an axis of ``size``:
+    the first input element it reaches and the weights from there, summing to one. The
+    filter is a triangle (``"bilinear"``) or Keys' cubic with ``a = -0.5``, stretched by
+    the shrinking factor."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    kernel, reach = (_triangle, 1.0) if mode == "bilinear" else (_keys_cubic(-0.5), 2.0)
+    support = reach * step if step >= 1.0 else reach
+    shrink = 1.0 / step if step >= 1.0 else 1.0  # (a product, as PyTorch's: not a quotient)
+    widest = math.ceil(support) * 2 + 1
+    spans, rows = [], []
+    for i in range(out):
+        center = step * (i + 0.5)
+        # (int() truncates toward zero, as PyTorch's cast of the bounds)
+        first = max(int(center - support + 0.5), 0)
+        count = min(max(min(int(center + support + 0.5), size) - first, 0), widest)
+        row = [kernel((j - center + 0.5) * shrink) for j in range(first, first + count)]
+        total = sum(row)
+        spans.append(first)
+        rows.append([w / total for w in row] if total else row)
+    return spans, rows
+
+
+def _interpolation_rows(
+    size: int, out: int, scale: float | None, align_corners: bool, mode: str
+) -> tuple[list[int], list[list[float]], float]:
+    """The linear (``"bilinear"``) or cubic (``a = -0.75``) weights of each of ``out``
+    elements over an axis of ``size`` as PyTorch's ``uint8`` tables hold them: the first
+    input element and the weights from there, a neighbour past an edge adding its weight
+    to the edge element's; and the largest weight met on the way (a partial sum too)."""
+    cubic = mode == "bicubic"
+    reach = 2 if cubic else 1
+    kernel = _keys_cubic(_CUBIC_A) if cubic else _triangle
+    spans, rows, largest = [], [], 0.0
+    for source in _sources(float, size, out, scale, align_corners):
+        if not cubic:
+            source = max(source, 0.0)
+        index = min(math.floor(source), size - 1)
+        share = min(max(source - index, 0.0), 1.0)
+        lowest = index - reach + 1
+        first = max(lowest, 0)
+        count = min(max(min(index + reach + 1, size) - first, 0), 2 * reach)
+        row = [0.0] * (2 * reach)
+        slot = 0
+        for k in range(2 * reach):
+            if lowest + k <= 0:
+                slot = 0
+            elif lowest + k >= size - 1:
+                slot = count - 1
+            row[slot] += kernel(k + 1 - reach - share)
+            largest = max(largest, row[slot])
+            slot += 1
+        spans.append(first)
+        rows.append(row[:count])
+    return spans, rows, largest
+
+
+def _fixed_point_resampled(
+    x: Tensor,
+    axis: int,
+    size: int,
+    out: int,
+    scale: float | None,
+    align_corners: bool,
+    mode: str,
+    antialias: bool,
+) -> Tensor:
+    """Resample ``axis`` of a ``uint8`` ``x`` as PyTorch's ``uint8`` kernels do, bit for bit.
+
+    The weights are scaled by ``2**bits`` and rounded to integers (``bits`` the most that
+    keeps the largest weight, or partial sum of a weight past an edge, below ``2**15``); each
+    output element is the integer sum of its inputs times their weights, plus one half,
+    shifted right by ``bits`` and clipped to 0..255.
+    """
+    if out == size:
+        return x  # as PyTorch's: an axis that keeps its length is left as it is
+    if antialias:
+        spans, rows = _antialias_rows(size, out, scale, align_corners, mode)
+        largest = max((w for row in rows for w in row), default=0.0)
+    else:
+        spans, rows, largest = _interpolation_rows(size, out, scale, align_corners, mode)
+    bits = 0
+    while bits < 22 and int(0.5 + largest * (1 << (bits + 1))) < 1 << 15:
+        bits += 1
+    # Rounded half away from zero: int() truncates toward zero.
+    rows = [[int(w * (1 << bits) + (0.5 if w >= 0 else -0.5)) for w in row] for row in rows]
+    taps = max(1, max(len(row) for row in rows))
+    index = [min(first + k, size - 1) for first in spans for k in range(taps)]
+    weights = [w for row in rows for w in row + [0] * (taps - len(row))]
+    int32 = _dtypes.int32
+    picked = _ops.take(_ops.astype(x, int32), asarray(index, device=x.device), axis=axis)
+    picked = _ops.reshape(picked, (*x.shape[:axis], out, taps, *x.shape[axis + 1 :]))
+    trailing = (1,) * (x.ndim - axis - 1)
+    weight = _ops.reshape(asarray(weights, dtype=int32, device=x.device), (out, taps, *trailing))
+    total = _ops.sum(picked * weight, axis=axis + 1, dtype=int32) + (1 << (bits - 1))
+    return _ops.astype(_ops.clip(total // (1 << bits), 0, 255), _dtypes.uint8)
 
 
 @_autocast.listed("nn.functional.affine_grid")
@@ -6240,13 +6330,15 @@ def interpolate(
     mode : {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"}
         ``"linear"`` takes 3-d input, ``"bilinear"`` and ``"bicubic"`` 4-d,
         ``"trilinear"`` 5-d; ``"bicubic"`` is PyTorch's cubic convolution
-        (``a = -0.75``, an integer image rounded into its range after each axis);
-        ``"area"`` is :func:`adaptive_avg_pool1d`, :func:`adaptive_avg_pool2d` or
-        :func:`adaptive_avg_pool3d` (3-, 4- or 5-d input).
-        An integer image (``uint8``) is interpolated in floating point and rounded to
-        the nearest value, halves to even: PyTorch's CPU kernel for ``uint8`` uses
-        fixed-point weights and rounds halves up, so its values may differ from these
-        by one (at a whole factor too, where an exact value ends in .5).
+        (``a = -0.75``); ``"area"`` is :func:`adaptive_avg_pool1d`,
+        :func:`adaptive_avg_pool2d` or :func:`adaptive_avg_pool3d` (3-, 4- or 5-d input).
+        A ``uint8`` image is blended as PyTorch's CPU kernels blend it, bit for bit:
+        one axis after the other (the last first), each in fixed point (integer
+        weights scaled by a power of two, the sum rounded half up and clipped to
+        0..255); an axis that keeps its size is left as it is. (PyTorch takes ``uint8``
+        in 4-d input only; 3- and 5-d input follow the same rule.) Other integer images,
+        which PyTorch refuses, are blended in ``float32`` and rounded to the nearest
+        value (``"bicubic"`` and antialiasing round after each axis).
     align_corners : bool, optional
         Linear and cubic modes only: map the corner elements of input and output onto
         each other (``True``) or their corner edges (``False``, the default).
@@ -6338,8 +6430,17 @@ def interpolate(
                 f"interpolate(mode={mode!r}) blends values, which booleans cannot hold; "
                 "convert the input first (x.float())"
             )
-        # Blended in float32 and rounded back, as PyTorch's uint8 images are: weights in
-        # the integer dtype were 0 or 1, and the result mostly zeros.
+        if input.dtype is _dtypes.uint8:  # PyTorch's images: its fixed-point arithmetic
+            filter_mode = "bicubic" if mode == "bicubic" else "bilinear"
+            for axis in reversed(range(nd)):  # the last axis first, as PyTorch's
+                out = _fixed_point_resampled(
+                    out, axis + 2, lengths[axis], sizes[axis], scales[axis],
+                    bool(align_corners), filter_mode, antialias,
+                )  # fmt: skip
+            # A new tensor even where nothing moved, as in PyTorch.
+            return out.clone() if out is input else out
+        # Other integers (which PyTorch refuses) are blended in float32 and rounded back:
+        # weights in the integer dtype were 0 or 1, and the result mostly zeros.
         out = _ops.astype(input, _dtypes.float32)
     half = linear and input.dtype in _dtypes.half_floats
     if half:  # blended in float32 and rounded once, as PyTorch's: 0.7 + 0.3 is not 1 in float16
@@ -6349,12 +6450,12 @@ def interpolate(
         length, target, scale = lengths[axis], sizes[axis], scales[axis]
         if antialias:
             out = _antialiased(out, axis + 2, length, target, scale, bool(align_corners), mode)
-            if integral:  # each pass rounded into the dtype's range, as PyTorch's uint8 kernel
+            if integral:  # each pass rounded into the dtype's range
                 info = iinfo(input.dtype)
                 out = _ops.clip(_ops.round(out), info.min, info.max)
         elif mode == "bicubic":
             out = _cubic(out, axis + 2, length, target, scale, bool(align_corners))
-            if integral:  # each pass rounded into the dtype's range, as PyTorch's uint8 kernel
+            if integral:  # each pass rounded into the dtype's range
                 info = iinfo(input.dtype)
                 out = _ops.clip(_ops.round(out), info.min, info.max)
         elif linear:
