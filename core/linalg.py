@@ -162,7 +162,10 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
     singular_values)``.
 
     The solution comes from the pseudo-inverse (singular values below ``rcond`` times the
-    largest count as 0; ``"gels"``, for full-rank ``A``, reads no ``rcond``). What else
+    largest count as 0; ``"gels"``, for full-rank ``A``, reads no ``rcond``), for every
+    driver: it is the answer of ``"gelsd"``. Where ``rcond`` cuts a singular value that is
+    not 0, PyTorch's default ``"gelsy"``, which cuts by a rank-revealing QR instead, may
+    give another solution. What else
     is given follows ``driver``, as in PyTorch (on the CPU): the default ``"gelsy"`` gives
     ``rank``; ``"gelsd"`` and ``"gelss"`` also the ``singular_values`` of ``A`` and, where
     ``A`` is tall and of full rank, the ``residuals`` (the squared norm of each column of

@@ -224,7 +224,9 @@ class _RegularizedGamma(Function):
             density = _ops.exp(_incomplete_gamma.log_density(a, safe))
             # At x = 0 the density is 0 for a > 1, 1 for a = 1 and inf below (PyTorch's).
             at_zero = _ops.where(a > 1, 0.0, _ops.where(a == 1, 1.0, math.inf))
-            grad_x = grad * (sign * _ops.where(positive, density, at_zero))
+            # Below 0 the value is nan, and so is its derivative (it was at_zero's).
+            beside = _ops.where(x == 0, at_zero, math.nan)
+            grad_x = grad * (sign * _ops.where(positive, density, beside))
         return grad_a, grad_x, None
 
 

@@ -244,3 +244,14 @@ def test_gammaincc_below_shape_one_is_computed_not_one_less_gammainc() -> None:
             for u, v in zip(at.tolist(), xt.tolist())]  # fmt: skip
     np.testing.assert_allclose(at.grad.numpy(), in_a, rtol=1e-12)
     np.testing.assert_allclose(xt.grad.numpy(), in_x, rtol=1e-13)
+
+
+@pytest.mark.parametrize("function", [plugrad.special.gammainc, plugrad.special.gammaincc])
+def test_gammainc_gradient_in_x_is_nan_where_its_value_is(function) -> None:
+    # Below x = 0 the value is nan (as PyTorch's); its gradient in x was 0 (or 1, or inf).
+    x = plugrad.tensor([-1.0, 0.0, 1.0], dtype=plugrad.float64, requires_grad=True)
+    a = plugrad.tensor([2.0, 2.0, 2.0], dtype=plugrad.float64)
+    value = function(a, x)
+    value.sum().backward()
+    np.testing.assert_array_equal(np.isnan(value.detach().numpy()), [True, False, False])
+    np.testing.assert_array_equal(np.isnan(x.grad.numpy()), [True, False, False])
